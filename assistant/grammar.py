@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .messages import Ball, Meaning
+from .messages import Ball, Meaning, Role, Utterance
 
 DEFAULT_GRAMMAR = Path(__file__).resolve().parent.parent / "grammars" / "bingo.yaml"
 SLOTS = ("call", "letter", "number", "manufacturer", "serial")
@@ -341,6 +341,28 @@ class Grammar:
         """Parse typed or recognized text into meanings."""
         return self.parse_tokens(self.normalize(text), intents)
 
+    def utterance(
+        self,
+        start: float,
+        end: float,
+        role: Role,
+        text: str,
+        confidence: float = 1.0,
+        uncertain: bool = False,
+    ) -> Utterance:
+        """An utterance with its meanings read by this grammar."""
+        parsed = self.parse(text)
+        return Utterance(
+            start=start,
+            end=end,
+            role=role,
+            text=text,
+            confidence=confidence,
+            uncertain=uncertain,
+            meanings=tuple(parsed.meanings),
+            unknown=tuple(parsed.unknown),
+        )
+
     # ----- writing grammars for the recognizers ---------------------------------------------------
 
     def step_intents(self, step: str | None) -> tuple[str, ...]:
@@ -421,20 +443,21 @@ class Grammar:
                 elif slot == "number":
                     slot_values.append([(self.number_words(n), n) for n in numbers])
                 elif slot in ("manufacturer", "serial"):
-                    slot_values.append(
-                        [(" ".join(self.units[int(c)] for c in s), s) for s in digit_strings]
-                    )
+                    slot_values.append([(" ".join(self.units[int(c)] for c in s), s) for s in digit_strings])
                 else:
                     slot_values.append([(part, None)])
             for combo in itertools.product(*slot_values):
                 words = " ".join(w for w, _ in combo)
                 slots = {seq[k].strip("{}"): v for k, (_, v) in enumerate(combo) if seq[k].startswith("{")}
-                yield words, Meaning(
-                    intent=intent,
-                    ball=slots.get("call"),
-                    number=slots.get("number"),
-                    manufacturer=slots.get("manufacturer"),
-                    serial=slots.get("serial"),
-                    letter=slots.get("letter"),
-                    words=words,
+                yield (
+                    words,
+                    Meaning(
+                        intent=intent,
+                        ball=slots.get("call"),
+                        number=slots.get("number"),
+                        manufacturer=slots.get("manufacturer"),
+                        serial=slots.get("serial"),
+                        letter=slots.get("letter"),
+                        words=words,
+                    ),
                 )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Union
+from enum import StrEnum
 
 LETTERS = "BINGO"
 """The five columns of the master board, in order; each holds 15 consecutive balls."""
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """Who spoke (or keyed) an input: from the microphone/channel or the script."""
 
     CALLER = "caller"
@@ -19,7 +18,7 @@ class Role(str, Enum):
     BOARD = "board"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """How a finding weighs: a breach of the rule, a caution, or not sure what was heard."""
 
     VIOLATION = "violation"
@@ -27,7 +26,7 @@ class Severity(str, Enum):
     UNCERTAIN = "uncertain"
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """The four outcomes of a procedure step, as in clinical checklist systems."""
 
     OK = "ok"
@@ -36,7 +35,7 @@ class Outcome(str, Enum):
     UNCERTAIN = "uncertain"
 
 
-class GameType(str, Enum):
+class GameType(StrEnum):
     """Game types of the hall's program."""
 
     REGULAR = "regular"
@@ -157,7 +156,7 @@ class SessionEnd:
     time: float
 
 
-Input = Union[Utterance, BoardKey, GameStart, Tick, SessionEnd]
+Input = Utterance | BoardKey | GameStart | Tick | SessionEnd
 """Everything the procedure engine consumes."""
 
 
@@ -257,9 +256,9 @@ class StepChanged:
     expects: tuple[str, ...]
 
 
-Output = Union[
-    Finding, Prompt, CallMade, CallWithdrawn, GameOpened, GameClosed, ClaimOpened, ClaimResolved, StepChanged
-]
+Output = (
+    Finding | Prompt | CallMade | CallWithdrawn | GameOpened | GameClosed | ClaimOpened | ClaimResolved | StepChanged
+)
 """Everything the procedure engine emits."""
 
 
@@ -312,12 +311,8 @@ class GameRecord:
                 "prize": self.plan.prize,
                 "last_ball_required": self.plan.last_ball_required,
             },
-            "calls": [
-                {"ball": str(c.ball), "time": round(c.time, 2)} for c in self.calls if not c.withdrawn
-            ],
-            "withdrawn": [
-                {"ball": str(c.ball), "time": round(c.time, 2)} for c in self.calls if c.withdrawn
-            ],
+            "calls": [{"ball": str(c.ball), "time": round(c.time, 2)} for c in self.calls if not c.withdrawn],
+            "withdrawn": [{"ball": str(c.ball), "time": round(c.time, 2)} for c in self.calls if c.withdrawn],
             "claims": [c.to_json() for c in self.claims],
             "status": self.status,
             "findings": [f.to_json() for f in self.findings],
