@@ -1,0 +1,117 @@
+"""The one grammar: every sentence it allows parses to exactly one meaning; typed text reads as spoken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant.grammar import Grammar, GrammarError
+from assistant.messages import Ball
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    return Grammar.load()
+
+
+def test_every_sentence_parses_to_exactly_one_meaning(grammar: Grammar) -> None:
+    checked = 0
+    for name in grammar.intents:
+        for words, expected in grammar.samples(name):
+            parsed = grammar.parse(words)
+            assert parsed.meanings == [expected], words
+            assert not parsed.unknown and not parsed.ambiguous, words
+            checked += 1
+    calls = sum(1 for _ in grammar.samples("call"))
+    assert calls == 75 + 66  # every ball in words, and every two-digit ball digit by digit
+    assert checked > 500
+
+
+@pytest.mark.parametrize(
+    ("text", "ball"),
+    [
+        ("B seven", "B7"),
+        ("B 7", "B7"),
+        ("b-7", "B7"),
+        ("I twenty two", "I22"),
+        ("N thirty two", "N32"),
+        ("G fifty", "G50"),
+        ("O sixty one", "O61"),
+        ("O six one", "O61"),
+        ("oh seventy five", "O75"),
+        ("bee fifteen", "B15"),
+        ("B one five", "B15"),
+    ],
+)
+def test_calls_as_people_say_and_write_them(grammar: Grammar, text: str, ball: str) -> None:
+    parsed = grammar.parse(text)
+    assert [(m.intent, str(m.ball)) for m in parsed.meanings] == [("call", ball)]
+
+
+@pytest.mark.parametrize("text", ["B sixteen", "O sixty", "N thirty", "G seventy five", "B 0"])
+def test_a_number_outside_its_letter_is_not_a_call(grammar: Grammar, text: str) -> None:
+    assert all(m.intent != "call" for m in grammar.parse(text).meanings)
+
+
+def test_the_error_sentence_and_its_paraphrase_are_different_meanings(grammar: Grammar) -> None:
+    exact = grammar.parse("An error has been made, I am reading the correct number, please correct your card. B 8")
+    assert [m.intent for m in exact.meanings] == ["error-correction", "call"]
+    assert exact.meanings[1].ball == Ball(8)
+    loose = grammar.parse("sorry, wrong number")
+    assert [m.intent for m in loose.meanings] == ["error-paraphrase"]
+
+
+def test_card_numbers_read_digit_by_digit(grammar: Grammar) -> None:
+    parsed = grammar.parse("manufacturer one four two serial number four seven two nine one")
+    (card,) = parsed.meanings
+    assert (card.intent, card.manufacturer, card.serial) == ("card", "142", "47291")
+    typed = grammar.parse("Manufacturer 142, serial number 047291")
+    assert (typed.meanings[0].manufacturer, typed.meanings[0].serial) == ("142", "047291")
+    lettered = grammar.parse("serial number a b four oh two")
+    assert lettered.meanings[0].serial == "AB402"
+
+
+def test_amounts_counts_and_winning_numbers(grammar: Grammar) -> None:
+    assert grammar.parse("one hundred twenty cards sold").meanings[0].number == 120
+    assert grammar.parse("The prize is $2,500").meanings[0].number == 2500
+    assert grammar.parse("the prize is two thousand five hundred dollars").meanings[0].number == 2500
+    assert grammar.parse("this is a fifty ball game").meanings[0].number == 50
+    winning = grammar.parse("B seven, I twenty two, N thirty three, G fifty, O seventy one")
+    assert [str(m.ball) for m in winning.meanings] == ["B7", "I22", "N33", "G50", "O71"]
+
+
+def test_chatter_is_left_unknown_not_forced_onto_a_call(grammar: Grammar) -> None:
+    parsed = grammar.parse("hello everybody and welcome to tonight's session")
+    assert parsed.meanings == []
+    assert "hello" in parsed.unknown
+
+
+def test_per_step_intents_narrow_what_is_understood(grammar: Grammar) -> None:
+    calling = grammar.step_intents("calling")
+    assert "call" in calling and "card" not in calling
+    parsed = grammar.parse("manufacturer one four two", intents=calling)
+    assert all(m.intent != "card" for m in parsed.meanings)
+
+
+def test_jsgf_covers_the_vocabulary(grammar: Grammar) -> None:
+    text = grammar.jsgf(grammar.step_intents("closing"))
+    assert text.startswith("#JSGF V1.0;")
+    assert "are there any other bingos" in text
+    assert "<call> =" in text
+
+
+def test_number_words_round_trip(grammar: Grammar) -> None:
+    for n in [*range(1, 121), 250, 999, 1000, 1200, 2500, 12345, 99999]:
+        words = grammar.number_words(n)
+        assert grammar.read_number(words.split(), 0)[-1] == (len(words.split()), n), words
+
+
+def test_a_malformed_grammar_fails_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("letters: [", encoding="utf-8")
+    with pytest.raises(GrammarError, match="not valid YAML"):
+        Grammar.load(bad)
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(GrammarError, match="cannot read grammar"):
+        Grammar.load(missing)

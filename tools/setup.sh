@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything bingo-assistant needs on a fresh Debian machine: the system packages
+# (espeak-ng for the voice, libportaudio2 for sounddevice, sox for audio tools, chromium for the
+# report and console tests, graphviz for the procedure diagram) and the Python package with its
+# test dependencies. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+APT_PACKAGES=(espeak-ng libportaudio2 sox graphviz chromium poppler-utils)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+echo "setup: done ($(python3 -c 'import assistant, pocketsphinx; print("pocketsphinx", pocketsphinx.__name__)'))"
