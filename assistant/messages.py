@@ -267,6 +267,8 @@ class CallRecord:
     ball: Ball
     time: float
     withdrawn: bool = False
+    keyed: bool = False
+    """The master board console showed this ball too (A(4) confirmed)."""
 
 
 @dataclass
@@ -320,12 +322,33 @@ class GameRecord:
 
 
 @dataclass
+class OutageRecord:
+    """A power outage (F): when it began, when the majority of players approved a manual draw, when power returned."""
+
+    start: float
+    game: int | None = None
+    approved: float | None = None
+    restored: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "start": round(self.start, 2),
+            "game": self.game,
+            "approved": None if self.approved is None else round(self.approved, 2),
+            "restored": None if self.restored is None else round(self.restored, 2),
+        }
+
+
+@dataclass
 class OccasionRecord:
     """All games of one session of play, with the findings that belong to no single game."""
 
     games: list[GameRecord] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     prizes_total: float = 0.0
+    outages: list[OutageRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the check assumed (e.g. no hall program given): not findings."""
 
     def all_findings(self) -> list[Finding]:
         return [f for g in self.games for f in g.findings] + list(self.findings)
@@ -336,5 +359,7 @@ class OccasionRecord:
             "occasion": {
                 "prizes_total": self.prizes_total,
                 "findings": [f.to_json() for f in self.findings],
+                "outages": [o.to_json() for o in self.outages],
+                "notes": list(self.notes),
             },
         }
