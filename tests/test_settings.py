@@ -1,0 +1,55 @@
+"""Settings: bundled defaults, a hall's file over them, flags over both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant.settings import ROOT, SettingsError, load_settings, override
+
+
+def test_bundled_defaults_load() -> None:
+    settings = load_settings()
+    assert settings.recognizer.engine == "pocketsphinx"
+    assert settings.recognizer.vosk_model is None
+    assert settings.procedure.rules == ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
+    assert settings.procedure.prize_cap == 2500.0
+    assert settings.voice.muted_kinds == frozenset()
+
+
+def test_a_hall_file_overrides_and_flags_override_it(tmp_path: Path) -> None:
+    hall = tmp_path / "hall.toml"
+    hall.write_text(
+        '[recognizer]\nengine = "vosk"\nvosk_model = "models/en"\n[voice]\nrate = 140\nmuted_kinds = ["reminder"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(hall)
+    assert settings.recognizer.engine == "vosk"
+    assert settings.recognizer.vosk_model == tmp_path / "models" / "en"
+    assert settings.voice.rate == 140
+    assert settings.voice.muted_kinds == frozenset({"reminder"})
+    flagged = override(settings, "recognizer", engine="pocketsphinx", vosk_model=None)
+    assert flagged.recognizer.engine == "pocketsphinx"
+    assert flagged.recognizer.vosk_model == tmp_path / "models" / "en"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[nosuch]\nx = 1\n", "unknown section"),
+        ("[voice]\nspeed = 1\n", "unknown setting"),
+        ("[voice]\nrate = 'fast'\n", "must be a number"),
+        ("[voice\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_hall_file_fails_with_one_line(tmp_path: Path, text: str, message: str) -> None:
+    hall = tmp_path / "hall.toml"
+    hall.write_text(text, encoding="utf-8")
+    with pytest.raises(SettingsError, match=message):
+        load_settings(hall)
+
+
+def test_a_missing_hall_file_fails_with_one_line(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="cannot read config"):
+        load_settings(tmp_path / "nope.toml")
