@@ -421,6 +421,8 @@ class Store:
 
     def _migrate(self) -> None:
         for number, _name, script in _migrations():
+            if self._db.execute("PRAGMA user_version").fetchone()[0] >= number:
+                continue
             with self._transaction():
                 if self._db.execute("PRAGMA user_version").fetchone()[0] >= number:
                     continue  # another process migrated while we waited
