@@ -1,0 +1,238 @@
+"use strict";
+// The master board console: renders the hub's state and sends the operator's actions.
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const TYPES = {
+    "regular": "Regular",
+    "limited": "Limited",
+    "winner-take-all": "Winner take all",
+    "cover-all": "Cover-all",
+  };
+  const STEPS = {
+    "before-first-ball": "before the first ball",
+    "calling": "calling",
+    "claim": "claim: verifying",
+    "closing": "closing the game",
+  };
+  const sayCall = Board.announcer($("announce-calls"));
+  const sayAlert = Board.announcer($("announce-alerts"));
+  let state = null;
+
+  const dollars = (amount) =>
+    amount === null || amount === undefined ? "not stated" : "$" + Number(amount).toLocaleString("en-US");
+  const seconds = (t) => {
+    const m = Math.floor(t / 60);
+    const s = (t - m * 60).toFixed(1).padStart(4, "0");
+    return m + ":" + s;
+  };
+
+  function item(text, className) {
+    const li = document.createElement("li");
+    if (className) li.className = className;
+    li.textContent = text;
+    return li;
+  }
+
+  function fill(list, items) {
+    list.replaceChildren(...items);
+  }
+
+  function renderGame(game) {
+    $("game-number").textContent = game ? String(game.number) + (game.status !== "in-progress" ? " (" + game.status + ")" : "") : "none";
+    $("game-type").textContent = game
+      ? TYPES[game.type] + (game.type === "limited" && game.balls ? ", " + game.balls + " balls" : "")
+      : "none";
+    $("game-pattern").textContent = game && game.pattern ? game.pattern : "not stated";
+    let prize = game ? dollars(game.prize) : "not stated";
+    if (game && game.cards_sold !== null) prize += ", " + game.cards_sold + " cards sold";
+    $("game-prize").textContent = prize;
+    $("game-last-ball").textContent =
+      !game || game.last_ball_required === null ? "not stated" : game.last_ball_required ? "required" : "not required";
+    $("winner-required").hidden = !(game && game.winner_record_required);
+  }
+
+  function renderCalls(s) {
+    $("current").textContent = s.current || "none";
+    $("current").setAttribute("aria-label", s.current ? "Current call " + Board.spoken(s.current) : "No call yet");
+    fill($("previous"), s.previous.map((b) => item(b)));
+    $("count").textContent = String(s.count);
+    $("count-word").textContent = s.count === 1 ? "ball called" : "balls called";
+    const limited = s.remaining !== null;
+    $("remaining-line").hidden = !limited;
+    if (limited) {
+      $("remaining").textContent = String(s.remaining);
+      $("planned").textContent = String(s.game.balls);
+    }
+    $("prizes").textContent = dollars(s.prizes_offered);
+    $("prize-cap").textContent = dollars(s.prize_cap);
+    $("prizes").classList.toggle("over", s.prizes_offered > s.prize_cap);
+  }
+
+  function renderClaim(claim) {
+    $("claim-none").hidden = !!claim;
+    $("claim-body").hidden = !claim;
+    if (!claim) return;
+    $("claim-manufacturer").textContent = claim.manufacturer || "not read yet";
+    $("claim-serial").textContent = claim.serial || "not read yet";
+    $("claim-held").textContent = claim.held_ball || "none";
+    $("claim-result").textContent =
+      claim.valid === null ? "being verified" : claim.valid ? "valid bingo" : "not a valid bingo";
+    fill(
+      $("claim-winning"),
+      claim.winning.map((w) =>
+        item(w.ball + (w.called ? " \u2713 called" : " \u2717 NOT CALLED"), w.called ? "called" : "not-called"),
+      ),
+    );
+    $("claim-valid").disabled = !claim.open;
+    $("claim-not-valid").disabled = !claim.open;
+  }
+
+  function renderFindings(s) {
+    $("finding-count").textContent = String(s.finding_count);
+    fill(
+      $("findings"),
+      s.findings
+        .slice()
+        .reverse()
+        .map((f) => {
+          const li = item("", "finding " + f.severity);
+          const head = document.createElement("strong");
+          head.textContent = f.severity.toUpperCase() + " " + f.clause;
+          li.append(head, " " + seconds(f.time) + " \u00b7 " + f.message);
+          if (f.heard) {
+            const heard = document.createElement("span");
+            heard.className = "quote";
+            heard.textContent = " heard: \u201c" + f.heard + "\u201d";
+            li.append(heard);
+          }
+          return li;
+        }),
+    );
+  }
+
+  function render(s) {
+    if (state && s.version < state.version) return; // an action's answer can cross a newer live update
+    state = s;
+    renderGame(s.game);
+    $("step").textContent = s.step ? STEPS[s.step] || s.step : s.session_ended ? "session ended" : "waiting";
+    Board.render($("board"), s);
+    renderCalls(s);
+    renderClaim(s.claim);
+    renderFindings(s);
+    fill($("prompts"), s.prompts.slice().reverse().map((p) => item(seconds(p.time) + " \u00b7 " + p.text, "prompt")));
+    fill(
+      $("heard"),
+      s.heard
+        .slice()
+        .reverse()
+        .slice(0, 8)
+        .map((h) =>
+          item(
+            seconds(h.time) + " " + (h.kind === "keyed" ? "board: " + h.ball : h.role + ": " + h.text) + (h.uncertain ? " (unsure)" : ""),
+            h.kind,
+          ),
+        ),
+    );
+    fill($("winners"), s.winners.map((w) => item("Game " + w.game + ": " + w.name + ", " + w.contact + ", " + dollars(w.prize))));
+    document.title = (s.current ? s.current + " \u00b7 " : "") + "Master board";
+    document.body.dataset.version = String(s.version);
+  }
+
+  function announce(events) {
+    const calls = [];
+    const alerts = [];
+    for (const e of events) {
+      if (e.kind === "call") calls.push(Board.spoken(e.ball));
+      else if (e.kind === "withdrawn") calls.push(Board.spoken(e.ball) + " withdrawn");
+      else if (e.kind === "game-opened") calls.push("Game " + e.game + " opened");
+      else if (e.kind === "claim-opened") calls.push("Bingo claimed");
+      else if (e.kind === "claim-resolved") calls.push(e.valid ? "Valid bingo" : "Not a valid bingo");
+      else if (e.kind === "prompt") calls.push(e.text);
+      else if (e.kind === "finding" && e.severity === "violation") alerts.push("Violation " + e.clause + ": " + e.message);
+      else if (e.kind === "finding") calls.push(e.severity + " " + e.clause + ": " + e.message);
+    }
+    sayCall(calls.join(". "));
+    sayAlert(alerts.join(". "));
+  }
+
+  async function send(path, body) {
+    const status = $("operator-status");
+    try {
+      const response = await fetch(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = await response.json();
+      if (!response.ok) {
+        status.textContent = answer.error || "the console refused that";
+        status.className = "status error";
+        return false;
+      }
+      status.textContent = "";
+      status.className = "status";
+      render(answer.state);
+      return true;
+    } catch (err) {
+      status.textContent = "the console server is not answering";
+      status.className = "status error";
+      return false;
+    }
+  }
+
+  function formData(form) {
+    const data = {};
+    for (const [key, value] of new FormData(form).entries()) data[key] = String(value).trim();
+    return data;
+  }
+
+  function pick(ball) {
+    $("key-ball").value = ball;
+    $("key-submit").focus();
+  }
+
+  Board.build($("board"), pick);
+
+  $("key-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const field = $("key-ball");
+    if (await send("/api/board", { ball: field.value })) {
+      $("operator-status").textContent = "Keyed " + field.value.toUpperCase();
+      field.value = "";
+    }
+    field.focus();
+  });
+  $("game-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (await send("/api/game", formData(event.target))) $("operator-status").textContent = "Next game started";
+  });
+  $("winner-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (await send("/api/winner", formData(event.target))) {
+      event.target.reset();
+      $("operator-status").textContent = "Winner recorded";
+    }
+  });
+  $("claim-valid").addEventListener("click", () => send("/api/claim", { valid: true }));
+  $("claim-not-valid").addEventListener("click", () => send("/api/claim", { valid: false }));
+
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("input, select, textarea");
+    if (!typing && !event.ctrlKey && !event.metaKey && !event.altKey && (event.key === "k" || event.key === "K")) {
+      event.preventDefault();
+      $("key-ball").focus();
+    }
+  });
+
+  Board.connect(
+    (message) => {
+      render(message.state);
+      announce(message.events);
+    },
+    (text) => {
+      $("connection").textContent = text;
+      $("connection").classList.toggle("down", text !== "live");
+    },
+  );
+})();

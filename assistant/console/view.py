@@ -1,0 +1,316 @@
+"""What the master board shows, kept from the stream of inputs and outputs: board, claim panel, findings, prompts.
+
+The view is built only from the typed messages (the procedure's contract), so it shows the same thing whether
+the console feeds the procedure itself or the pipeline does and publishes what passed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..messages import (
+    LETTERS,
+    Ball,
+    BoardKey,
+    CallMade,
+    CallWithdrawn,
+    ClaimOpened,
+    ClaimResolved,
+    Finding,
+    GameClosed,
+    GameOpened,
+    GamePlan,
+    GameStart,
+    GameType,
+    Input,
+    Output,
+    Prompt,
+    Role,
+    SessionEnd,
+    Severity,
+    StepChanged,
+    Tick,
+    Utterance,
+)
+
+PRIZE_CAP = 2500.0
+"""Aggregate prizes offered in one occasion (E(2)(f)); shown against the prizes of the games opened."""
+WINNER_RECORD_PRIZE = 600.0
+"""A winner-take-all prize of this much or more needs the winner's contact information (E(2)(c))."""
+PREVIOUS_SHOWN = 6
+"""Previous calls shown beside the current one."""
+
+
+@dataclass(frozen=True)
+class WinnerEntry:
+    """A winner's contact information as the operator enters it for the winner-take-all record (E(2)(c))."""
+
+    game: int
+    name: str
+    contact: str
+    prize: float
+    tax_document: str | None = None
+    """A reference to the tax reporting document (E(2)(d)), when one was filled in."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "game": self.game,
+            "name": self.name,
+            "contact": self.contact,
+            "prize": self.prize,
+            "tax_document": self.tax_document,
+        }
+
+
+@dataclass
+class ClaimPanel:
+    """The claim under verification: the card read by the floor and its winning numbers against the board."""
+
+    game: int
+    time: float
+    held_ball: Ball | None
+    manufacturer: str | None = None
+    serial: str | None = None
+    winning: list[Ball] = field(default_factory=list)
+    not_called: list[Ball] | None = None
+    """As the procedure resolved it; None while the claim is open (then the board decides)."""
+    valid: bool | None = None
+
+
+@dataclass
+class GameView:
+    number: int
+    plan: GamePlan
+    start: float
+    calls: list[Ball] = field(default_factory=list)
+    status: str = "in-progress"
+    claim: ClaimPanel | None = None
+
+
+def plan_json(plan: GamePlan) -> dict[str, object]:
+    return {
+        "type": plan.type.value,
+        "balls": plan.balls,
+        "cards_sold": plan.cards_sold,
+        "prize": plan.prize,
+        "last_ball_required": plan.last_ball_required,
+        "pattern": plan.pattern,
+    }
+
+
+def event_json(item: Input | Output) -> dict[str, object]:
+    """One message as the page receives it: a `kind` and the fields the page shows."""
+    match item:
+        case Finding():
+            return {"kind": "finding", "game": item.game, **item.to_json()}
+        case Prompt():
+            return {
+                "kind": "prompt",
+                "time": round(item.time, 2),
+                "text": item.text,
+                "prompt_kind": item.kind,
+                "priority": item.priority,
+                "clause": item.clause,
+            }
+        case CallMade():
+            return {"kind": "call", "game": item.game, "ball": str(item.ball), "time": round(item.time, 2)}
+        case CallWithdrawn():
+            return {"kind": "withdrawn", "game": item.game, "ball": str(item.ball), "time": round(item.time, 2)}
+        case GameOpened():
+            return {"kind": "game-opened", "game": item.game, "plan": plan_json(item.plan), "time": round(item.time, 2)}
+        case GameClosed():
+            return {"kind": "game-closed", "game": item.game, "status": item.status, "time": round(item.time, 2)}
+        case ClaimOpened():
+            held = str(item.held_ball) if item.held_ball else None
+            return {"kind": "claim-opened", "game": item.game, "held_ball": held, "time": round(item.time, 2)}
+        case ClaimResolved():
+            return {
+                "kind": "claim-resolved",
+                "game": item.game,
+                "valid": item.valid,
+                "manufacturer": item.manufacturer,
+                "serial": item.serial,
+                "winning": [str(b) for b in item.winning],
+                "not_called": [str(b) for b in item.not_called],
+                "time": round(item.time, 2),
+            }
+        case StepChanged():
+            return {"kind": "step", "step": item.step, "time": round(item.time, 2)}
+        case Utterance():
+            return {
+                "kind": "heard",
+                "role": item.role.value,
+                "text": item.text,
+                "uncertain": item.uncertain,
+                "time": round(item.start, 2),
+            }
+        case BoardKey():
+            return {"kind": "keyed", "ball": str(item.ball), "time": round(item.time, 2)}
+        case GameStart():
+            return {"kind": "game-start", "plan": plan_json(item.plan), "time": round(item.time, 2)}
+        case Tick():
+            return {"kind": "tick", "time": round(item.time, 2)}
+        case SessionEnd():
+            return {"kind": "session-end", "time": round(item.time, 2)}
+
+
+class ConsoleView:
+    """The state of the occasion as the console shows it; not thread-safe (the hub holds the lock)."""
+
+    def __init__(self, history: int = 50) -> None:
+        self.games: list[GameView] = []
+        self.step: str | None = None
+        self.findings: deque[Finding] = deque(maxlen=history)
+        self.prompts: deque[Prompt] = deque(maxlen=history)
+        self.heard: deque[dict[str, object]] = deque(maxlen=history)
+        self.winners: list[WinnerEntry] = []
+        self.finding_count = 0
+        self.violation_count = 0
+        self.session_ended = False
+        self.last_time = 0.0
+        self.version = 0
+
+    @property
+    def game(self) -> GameView | None:
+        return self.games[-1] if self.games else None
+
+    def apply(self, item: Input | Output) -> bool:
+        """Take one message into the view; False when it changes nothing shown (a bare Tick)."""
+        self._note_time(item)
+        game = self.game
+        match item:
+            case GameOpened():
+                self.games.append(GameView(number=item.game, plan=item.plan, start=item.time))
+            case GameClosed():
+                for g in self.games:
+                    if g.number == item.game:
+                        g.status = item.status
+            case CallMade():
+                if game is not None and item.game == game.number and item.ball not in game.calls:
+                    game.calls.append(item.ball)
+            case CallWithdrawn():
+                if game is not None and item.game == game.number and item.ball in game.calls:
+                    game.calls.remove(item.ball)
+            case ClaimOpened():
+                if game is not None:
+                    game.claim = ClaimPanel(game=item.game, time=item.time, held_ball=item.held_ball)
+            case ClaimResolved():
+                if game is not None:
+                    claim = game.claim or ClaimPanel(game=item.game, time=item.time, held_ball=None)
+                    claim.valid = item.valid
+                    claim.manufacturer = item.manufacturer or claim.manufacturer
+                    claim.serial = item.serial or claim.serial
+                    if item.winning:
+                        claim.winning = list(item.winning)
+                    claim.not_called = list(item.not_called)
+                    game.claim = claim
+            case Finding():
+                self.findings.append(item)
+                self.finding_count += 1
+                if item.severity is Severity.VIOLATION:
+                    self.violation_count += 1
+            case Prompt():
+                self.prompts.append(item)
+            case StepChanged():
+                self.step = item.step
+            case Utterance():
+                self.heard.append(event_json(item))
+                self._read_claim(item)
+            case BoardKey():
+                self.heard.append(event_json(item))
+            case SessionEnd():
+                self.session_ended = True
+            case GameStart():
+                pass
+            case Tick():
+                return False
+        self.version += 1
+        return True
+
+    def _note_time(self, item: Input | Output) -> None:
+        if isinstance(item, Utterance):
+            self.last_time = max(self.last_time, item.end)
+        else:
+            self.last_time = max(self.last_time, item.time)
+
+    def _read_claim(self, utterance: Utterance) -> None:
+        """While a claim is open, show the card and the winning numbers as the floor reads them (B(7), B(8))."""
+        game = self.game
+        if game is None or game.claim is None or game.claim.valid is not None or utterance.role != Role.FLOOR:
+            return
+        claim = game.claim
+        for meaning in utterance.meanings:
+            if meaning.intent == "card":
+                claim.manufacturer = meaning.manufacturer or claim.manufacturer
+                claim.serial = meaning.serial or claim.serial
+            elif meaning.intent == "call" and meaning.ball is not None and meaning.ball not in claim.winning:
+                claim.winning.append(meaning.ball)
+
+    def add_winner(self, entry: WinnerEntry) -> None:
+        self.winners.append(entry)
+        self.version += 1
+
+    def prizes_offered(self) -> float:
+        return sum(g.plan.prize or 0.0 for g in self.games)
+
+    def snapshot(self) -> dict[str, object]:
+        """Everything a newly connected page needs, as JSON-ready data."""
+        game = self.game
+        calls = list(game.calls) if game else []
+        remaining: int | None = None
+        game_json: dict[str, object] | None = None
+        if game is not None:
+            if game.plan.type == GameType.LIMITED and game.plan.balls is not None:
+                remaining = max(game.plan.balls - len(calls), 0)
+            game_json = {
+                "number": game.number,
+                "status": game.status,
+                "start": round(game.start, 2),
+                **plan_json(game.plan),
+                "winner_record_required": (
+                    game.plan.type == GameType.WINNER_TAKE_ALL and (game.plan.prize or 0.0) >= WINNER_RECORD_PRIZE
+                ),
+            }
+        return {
+            "version": self.version,
+            "time": round(self.last_time, 2),
+            "step": self.step,
+            "game": game_json,
+            "letters": LETTERS,
+            "calls": [str(b) for b in calls],
+            "current": str(calls[-1]) if calls else None,
+            "previous": [str(b) for b in reversed(calls[-1 - PREVIOUS_SHOWN : -1])],
+            "count": len(calls),
+            "remaining": remaining,
+            "claim": self._claim_json(game, calls),
+            "findings": [{**f.to_json(), "game": f.game} for f in self.findings],
+            "finding_count": self.finding_count,
+            "violation_count": self.violation_count,
+            "prompts": [event_json(p) for p in self.prompts],
+            "heard": list(self.heard),
+            "winners": [w.to_json() for w in self.winners],
+            "prizes_offered": self.prizes_offered(),
+            "prize_cap": PRIZE_CAP,
+            "session_ended": self.session_ended,
+        }
+
+    @staticmethod
+    def _claim_json(game: GameView | None, calls: list[Ball]) -> dict[str, object] | None:
+        if game is None or game.claim is None:
+            return None
+        claim = game.claim
+        missing = (
+            set(claim.not_called) if claim.not_called is not None else {b for b in claim.winning if b not in calls}
+        )
+        return {
+            "game": claim.game,
+            "time": round(claim.time, 2),
+            "held_ball": str(claim.held_ball) if claim.held_ball else None,
+            "manufacturer": claim.manufacturer,
+            "serial": claim.serial,
+            "winning": [{"ball": str(b), "called": b not in missing} for b in claim.winning],
+            "not_called": [str(b) for b in sorted(missing)],
+            "valid": claim.valid,
+            "open": claim.valid is None,
+        }
