@@ -3,6 +3,16 @@
 from .actions import ConsoleInputError
 from .app import create_app, make_server, serve
 from .hub import ConsoleHub
+from .records import store_winners
 from .view import ConsoleView, WinnerEntry
 
-__all__ = ["ConsoleHub", "ConsoleInputError", "ConsoleView", "WinnerEntry", "create_app", "make_server", "serve"]
+__all__ = [
+    "ConsoleHub",
+    "ConsoleInputError",
+    "ConsoleView",
+    "WinnerEntry",
+    "create_app",
+    "make_server",
+    "serve",
+    "store_winners",
+]

@@ -24,9 +24,10 @@ from .view import ConsoleView, WinnerEntry, event_json
 T = TypeVar("T")
 Emit = Callable[[Output], None]
 
-VALID_WORDS = "valid bingo"
-NOT_VALID_WORDS = "not a valid bingo"
-"""What the caller's verdict keyed on the console stands for: the grammar's B(4) / B(5) phrases."""
+KEYED = ", keyed on the master board"
+VALID_WORDS = "valid bingo" + KEYED
+NOT_VALID_WORDS = "not a valid bingo" + KEYED
+"""The caller's verdict keyed on the console: the grammar's B(4) / B(5) phrases, marked as keyed in the record."""
 
 
 class Feeds(Protocol):
@@ -175,14 +176,14 @@ class ConsoleHub:
         return self.on_desk(start)
 
     def claim_result(self, valid: bool) -> Utterance:
-        """The caller's verdict keyed on the master board, as the words of the rule (B(4), B(5)), role board."""
+        """The caller's verdict confirmed on the master board (B(8)): the caller's B(4) / B(5) words, marked keyed."""
 
         def rule() -> Utterance:
             game = self.view.game
             if game is None or game.claim is None or game.claim.valid is not None:
                 raise ConsoleInputError("no claim is open: there is nothing to rule valid or not valid")
             t = self.now()
-            item = self.grammar.utterance(t, t, Role.BOARD, VALID_WORDS if valid else NOT_VALID_WORDS)
+            item = self.grammar.utterance(t, t, Role.CALLER, VALID_WORDS if valid else NOT_VALID_WORDS)
             self.submit(item)
             return item
 
