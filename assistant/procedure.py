@@ -650,6 +650,8 @@ class Conduct:
         if ball in self.board.called:
             first = next(c.time for c in self._records() if c.ball == ball)
             self.find("ball-recalled", ball=ball, first=_clock(first))
+            self.pending = _Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # its second saying
+            self._due("repeat", self.settings.repeat_window)
             return
         self._new_ball(ball)
 
@@ -798,15 +800,11 @@ class Conduct:
                     self.claim.record.held_ball = key.ball
             return
         records = self._records()
-        last = records[-1] if records else None
-        if last is not None and not last.keyed and self.now.time - last.time <= self.settings.repeat_window:
-            heard = (
-                self.pending.heard if self.pending is not None and self.pending.ball == last.ball else str(last.ball)
-            )
-            unsure = self.pending.unsure if self.pending is not None else False
-            self._compare_key(last, key.ball, heard, unsure)
+        pending = self.pending
+        if pending is not None and records and records[-1].ball == pending.ball and not records[-1].keyed:
+            self._compare_key(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
         else:
-            self.unmatched_key = key
+            self.unmatched_key = key  # keyed before it is called
 
     def _compare_key(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
         """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball."""
