@@ -14,7 +14,7 @@ from assistant.console import ConsoleHub, ConsoleInputError, create_app, store_w
 from assistant.console.actions import read_ball, read_plan, read_winner
 from assistant.console.hub import Emit
 from assistant.grammar import Grammar
-from assistant.messages import Ball, BoardKey, GameType, Input, Role, Utterance
+from assistant.messages import Ball, BoardKey, GameType, Input, Output, Role, Utterance
 from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.script import parse_script
 from assistant.settings import ROOT
@@ -180,28 +180,35 @@ def test_the_pages_are_served(desk_hub: tuple[ConsoleHub, Desk, Path]) -> None:
 
 
 def test_a_keyed_ball_goes_through_the_procedure_and_the_store(desk_hub: tuple[ConsoleHub, Desk, Path]) -> None:
-    hub, _, db = desk_hub
+    hub, desk, db = desk_hub
     play(hub, LIMITED_GAME)
     client = TestClient(create_app(hub))
-    answer = client.post("/api/board", json={"ball": "N33"})
+    answer = client.post("/api/board", json={"ball": "N34"})  # the operator keys the drawn ball, then it is called
     assert answer.status_code == 200
-    assert answer.json()["state"]["findings"] == []
+    play(hub, "24 caller: N thirty four\n26 caller: N thirty four\n")
+    state = client.get("/api/state").json()
+    assert state["findings"] == [] and state["current"] == "N34"
+    assert desk.procedure.occasion.games[-1].calls[-1].keyed  # A(4) confirmed by the board
     stored = recorded_inputs(db)
-    assert stored[-1] == BoardKey(time=20.0 + 0.4 * 3, ball=Ball(33))
-    assert len(stored) == len(parse_script(LIMITED_GAME, GRAMMAR)) + 1
-    assert any(isinstance(i, Utterance) and i.text == "N thirty three" for i in stored)
+    assert stored[-3] == BoardKey(time=20.0 + 0.4 * 3, ball=Ball(34))
+    assert len(stored) == len(parse_script(LIMITED_GAME, GRAMMAR)) + 3
+    assert [h["kind"] for h in state["heard"][-3:]] == ["keyed", "heard", "heard"]
 
 
 def test_a_keyed_ball_that_differs_from_the_call_is_a_finding(desk_hub: tuple[ConsoleHub, Desk, Path]) -> None:
     hub, desk, _ = desk_hub
     play(hub, LIMITED_GAME)
     client = TestClient(create_app(hub))
-    state = client.post("/api/board", json={"ball": "N34"}).json()["state"]
-    clauses = [(f["clause"], f["severity"]) for f in state["findings"]]
-    assert ("A(5)", "violation") in clauses
+    client.post("/api/board", json={"ball": "N34"})
+    play(hub, "24 caller: N thirty five\n")
+    state = client.get("/api/state").json()
+    assert [(f["clause"], f["code"], f["severity"]) for f in state["findings"]] == [
+        ("A(5)", "call-differs-from-board", "violation")
+    ]
     assert [f.to_json() for f in desk.procedure.occasion.all_findings()] == [
         {k: v for k, v in f.items() if k != "game"} for f in state["findings"]
     ]
+    assert state["prompts"][-1]["text"] == "Board shows N thirty four"
 
 
 def test_bad_operator_input_is_refused_in_one_line_and_loses_nothing(
@@ -323,3 +330,48 @@ def test_speech_and_operator_from_two_threads_are_fed_once_each(desk_hub: tuple[
     stored = recorded_inputs(db)
     assert sum(isinstance(i, BoardKey) for i in stored) == len(calls)
     assert sum(isinstance(i, Utterance) for i in stored) == 2 * len(calls)
+
+
+def test_a_correction_takes_the_wrong_ball_off_the_board(desk_hub: tuple[ConsoleHub, Desk, Path]) -> None:
+    hub, desk, _ = desk_hub
+    play(
+        hub,
+        LIMITED_GAME
+        + "24 caller: an error has been made, I am reading the correct number, please correct your card\n"
+        + "28 caller: N thirty four\n30 caller: N thirty four\n",
+    )
+    state = hub.snapshot()
+    assert state["calls"] == [str(b) for b in desk.procedure.board.called] == ["B7", "I22", "N34"]
+    assert (state["current"], state["count"], state["remaining"]) == ("N34", 3, 47)
+    assert state["findings"] == []
+
+
+def test_a_procedure_the_pipeline_built_shows_through_publish() -> None:
+    hub: ConsoleHub | None = None
+
+    def emit(output: Output) -> None:
+        assert hub is not None
+        hub.publish(output)
+
+    procedure = Procedure(rules=RulePack.load(RULES), grammar=GRAMMAR, settings=ProcedureSettings(), emit=emit)
+    hub = ConsoleHub(procedure, grammar=GRAMMAR)
+    try:
+        play(hub, LIMITED_GAME)
+        state = hub.snapshot()
+        assert state["calls"] == ["B7", "I22", "N33"] and state["step"] == procedure.step
+        assert state["game"] is not None
+    finally:
+        hub.close()
+
+
+def test_the_desk_hands_errors_back_and_refuses_work_once_closed() -> None:
+    procedure = Procedure(rules=RulePack.load(RULES), grammar=GRAMMAR, settings=ProcedureSettings(), emit=[].append)
+    hub = ConsoleHub(procedure, grammar=GRAMMAR)
+    with pytest.raises(ZeroDivisionError):
+        hub.on_desk(lambda: 1 // 0)
+    assert hub.on_desk(lambda: threading.current_thread().name) == "console-desk"
+    hub.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        hub.feed(GRAMMAR.utterance(1.0, 2.0, Role.CALLER, "B seven"))
+    with pytest.raises(TypeError, match="exactly one"):
+        ConsoleHub(grammar=GRAMMAR)

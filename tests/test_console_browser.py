@@ -221,31 +221,36 @@ def open_live_flash(flash: Any, url: str) -> None:
 
 
 def test_a_keyed_ball_that_differs_from_the_call_shows_the_finding(hall: Hall, page: Any) -> None:
-    play(hall, GAME)
+    head, tail = GAME.split("30 caller: O seventy one\n", 1)
+    play(hall, head)
     open_live(page, hall.url)
-    text_is(page, "#current", "O71")
+    text_is(page, "#current", "G50")
     page.keyboard.press("k")  # keyboard only: K jumps to the key field
     assert page.evaluate("document.activeElement.id") == "key-ball"
-    page.keyboard.type("O72")
+    page.keyboard.type("O72")  # the operator keys the drawn ball ...
     page.keyboard.press("Enter")
+    text_has(page, "#heard", "board: O72")
+    play(hall, "30 caller: O seventy one\n" + tail)  # ... and the caller calls another
     page.wait_for_selector("#findings li.finding.violation", timeout=WAIT_MS)
     finding = page.text_content("#findings li.finding.violation") or ""
-    assert "A(5)" in finding and "O72" in finding
+    assert "A(5)" in finding and "O72" in finding and "O seventy one" in finding
     text_has(page, "#announce-alerts", "Violation A(5)")
     assert page.get_attribute("#announce-alerts", "aria-live") == "assertive"
     assert page.get_attribute("#announce-calls", "aria-live") == "polite"
     findings = hall.desk.procedure.occasion.all_findings()
-    assert [(f.clause, f.severity.value) for f in findings] == [("A(5)", "violation")]
+    assert [(f.clause, f.code) for f in findings] == [("A(5)", "call-differs-from-board")]
     assert page.text_content("#finding-count") == "1"
 
 
 def test_the_claim_panel_and_the_verdict(hall: Hall, page: Any) -> None:
-    play(hall, GAME)
+    head, tail = GAME.split("30 caller: O seventy one\n", 1)
+    play(hall, head)
     open_live(page, hall.url)
-    page.fill("#key-ball", "O72")  # the board shows O72 where O71 was called: A(5)
+    page.fill("#key-ball", "O72")  # the board shows O72 and the caller calls O71: A(5)
     page.click("#key-submit")
+    text_has(page, "#heard", "board: O72")
+    play(hall, "30 caller: O seventy one\n" + tail + CLAIM)
     page.wait_for_selector("#findings li.finding.violation", timeout=WAIT_MS)
-    play(hall, CLAIM)
     text_is(page, "#claim-manufacturer", "142")
     text_is(page, "#claim-serial", "47291")
     text_is(page, "#step", "claim: verifying")
