@@ -260,8 +260,12 @@ def test_the_claim_panel_marks_each_winning_number(desk_hub: tuple[ConsoleHub, D
         ("O72", False),
     ]
     assert claim["not_called"] == ["O72"]
+    held = client.post("/api/board", json={"ball": "G49"}).json()["state"]["claim"]  # B(3): the ball in hand
+    assert held["held_ball"] == "G49"
+    assert desk.procedure.occasion.games[-1].claims[-1].held_ball == Ball(49)
     resolved = client.post("/api/claim", json={"valid": False}).json()["state"]["claim"]
     assert resolved["valid"] is False and resolved["open"] is False
+    assert client.get("/api/state").json()["prompts"][-1]["text"] == "Call the held ball: G forty nine"
     record = desk.procedure.occasion.games[-1].claims[-1]
     assert record.valid is False
     assert [str(b) for b in record.not_called] == ["O72"]

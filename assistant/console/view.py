@@ -219,6 +219,7 @@ class ConsoleView:
                 self._read_claim(item)
             case BoardKey():
                 self.heard.append(event_json(item))
+                self._hold(item.ball)
             case SessionEnd():
                 self.session_ended = True
             case GameStart():
@@ -246,6 +247,15 @@ class ConsoleView:
                 claim.serial = meaning.serial or claim.serial
             elif meaning.intent == "call" and meaning.ball is not None and meaning.ball not in claim.winning:
                 claim.winning.append(meaning.ball)
+
+    def _hold(self, ball: Ball) -> None:
+        """B(3): a ball keyed while a claim is verified, not on the board, is the ball the caller holds."""
+        game = self.game
+        claim = game.claim if game is not None else None
+        if game is None or claim is None or claim.valid is not None or claim.held_ball is not None:
+            return
+        if ball not in game.calls:
+            claim.held_ball = ball
 
     def add_winner(self, entry: WinnerEntry) -> None:
         self.winners.append(entry)

@@ -57,8 +57,12 @@ const Board = (() => {
   function connect(onUpdate, onStatus) {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     const socket = new WebSocket(scheme + location.host + "/api/live");
+    let fresh = true; // the first message of each connection is the whole state, even from a restarted server
     socket.onopen = () => onStatus("live");
-    socket.onmessage = (event) => onUpdate(JSON.parse(event.data));
+    socket.onmessage = (event) => {
+      onUpdate(JSON.parse(event.data), fresh);
+      fresh = false;
+    };
     socket.onclose = () => {
       onStatus("disconnected, reconnecting");
       setTimeout(() => connect(onUpdate, onStatus), 1000);

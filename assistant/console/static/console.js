@@ -226,7 +226,8 @@
   });
 
   Board.connect(
-    (message) => {
+    (message, fresh) => {
+      if (fresh) state = null;
       render(message.state);
       announce(message.events);
     },

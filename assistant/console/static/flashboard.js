@@ -21,7 +21,8 @@
 
   Board.build($("flash-board"), null);
   Board.connect(
-    (message) => {
+    (message, fresh) => {
+      if (fresh) version = -1;
       render(message.state);
       say(message.events.filter((e) => e.kind === "call").map((e) => Board.spoken(e.ball)).join(". "));
     },
