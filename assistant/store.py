@@ -603,21 +603,32 @@ class Store:
     def _record(self, occasion: int, kind: str, item: Input | Output, seq: int, sub: int | None) -> bool:
         """Append an input or output unless the same is recorded at (seq, sub); a different one there is an error."""
         type_name, payload = encode_message(item)
+        if self._recorded_as(occasion, kind, seq, sub, type_name, payload):
+            return False  # a replay: no write lock needed
         with self._transaction():
             self._require_occasion(occasion, open_=True)
+            if self._recorded_as(occasion, kind, seq, sub, type_name, payload):
+                return False
+            self._append(occasion=occasion, kind=kind, seq=seq, sub=sub, type=type_name, payload=payload)
+        return True
+
+    def _recorded_as(self, occasion: int, kind: str, seq: int, sub: int | None, type_name: str, payload: str) -> bool:
+        """True when exactly this is recorded at (seq, sub); a different record there is a StoreError."""
+        try:
             row = self._db.execute(
                 "SELECT type, payload FROM events WHERE occasion = ? AND kind = ? AND seq = ? AND sub IS ?",
                 (occasion, kind, seq, sub),
             ).fetchone()
-            if row is not None:
-                if (row[0], row[1]) != (type_name, payload):
-                    where = f"input {seq}" if sub is None else f"output {sub} of input {seq}"
-                    raise StoreError(
-                        f"{where} of occasion {occasion} is recorded differently in {self.path}: "
-                        f"{row[0]} there, {type_name} now"
-                    )
-                return False
-            self._append(occasion=occasion, kind=kind, seq=seq, sub=sub, type=type_name, payload=payload)
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.path) from None
+        if row is None:
+            return False
+        if (row[0], row[1]) != (type_name, payload):
+            where = f"input {seq}" if sub is None else f"output {sub} of input {seq}"
+            raise StoreError(
+                f"{where} of occasion {occasion} is recorded differently in {self.path}: "
+                f"{row[0]} there, {type_name} now"
+            )
         return True
 
     def record_winner(
