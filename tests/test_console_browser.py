@@ -229,6 +229,7 @@ def test_a_keyed_ball_that_differs_from_the_call_shows_the_finding(hall: Hall, p
     assert page.evaluate("document.activeElement.id") == "key-ball"
     page.keyboard.type("O72")  # the operator keys the drawn ball ...
     page.keyboard.press("Enter")
+    text_is(page, "#operator-status", "Keyed O72")
     text_has(page, "#heard", "board: O72")
     play(hall, "30 caller: O seventy one\n" + tail)  # ... and the caller calls another
     page.wait_for_selector("#findings li.finding.violation", timeout=WAIT_MS)
@@ -248,6 +249,7 @@ def test_the_claim_panel_and_the_verdict(hall: Hall, page: Any) -> None:
     open_live(page, hall.url)
     page.fill("#key-ball", "O72")  # the board shows O72 and the caller calls O71: A(5)
     page.click("#key-submit")
+    text_is(page, "#operator-status", "Keyed O72")
     text_has(page, "#heard", "board: O72")
     play(hall, "30 caller: O seventy one\n" + tail + CLAIM)
     page.wait_for_selector("#findings li.finding.violation", timeout=WAIT_MS)
