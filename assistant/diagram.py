@@ -80,9 +80,10 @@ def svg(rules: RulePack) -> str:
     tallest = max(box_height.values())
     x = {n: 20 + i * (BOX_WIDTH + GAP) for i, n in enumerate(names)}
     index = {n: i for i, n in enumerate(names)}
-    forward = [e for e in edges if index[e.dest] > index[e.source]]
-    backward = [e for e in edges if index[e.dest] <= index[e.source]]
-    top_space = 60 + 34 * len(forward)
+    span = lambda e: abs(index[e.dest] - index[e.source])  # noqa: E731 - short arcs inside, long arcs outside
+    forward = sorted((e for e in edges if index[e.dest] > index[e.source]), key=span)
+    backward = sorted((e for e in edges if index[e.dest] <= index[e.source]), key=span)
+    top_space = 70 + 34 * len(forward)
     row_y = top_space
     width = 40 + len(names) * (BOX_WIDTH + GAP)
     height = row_y + tallest + 60 + 34 * len(backward)
@@ -114,22 +115,22 @@ def svg(rules: RulePack) -> str:
     for k, edge in enumerate(forward):
         x1, x2 = x[edge.source] + BOX_WIDTH * 0.65, x[edge.dest] + BOX_WIDTH * 0.35
         lift = row_y - 40 - 34 * k
-        out.append(_arc(x1, row_y, x2, row_y, lift, edge.label, above=True))
+        out.append(_arc(x1, row_y, x2, row_y, lift, row_y, edge.label, above=True))
     for k, edge in enumerate(backward):
         bottom = row_y + tallest
         x1, x2 = x[edge.source] + BOX_WIDTH * 0.35, x[edge.dest] + BOX_WIDTH * 0.65
         y1, y2 = row_y + box_height[edge.source], row_y + box_height[edge.dest]
         drop = bottom + 40 + 34 * k
-        out.append(_arc(x1, y1, x2, y2, drop, edge.label, above=False))
+        out.append(_arc(x1, y1, x2, y2, drop, bottom, edge.label, above=False))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _arc(x1: float, y1: float, x2: float, y2: float, level: float, label: str, above: bool) -> str:
-    """A rounded path from one box to another through `level`, with its label on the level line."""
+def _arc(x1: float, y1: float, x2: float, y2: float, level: float, base: float, label: str, above: bool) -> str:
+    """A rounded path from one box to another through `level`, its label at the top (or bottom) of the curve."""
     mid = (x1 + x2) / 2
     path = f"M{x1:.0f},{y1:.0f} C{x1:.0f},{level:.0f} {x2:.0f},{level:.0f} {x2:.0f},{y2:.0f}"
-    text_y = (3 * level + (y1 + y2) / 2) / 4 + (-4 if above else 12)
+    text_y = (3 * level + base) / 4 + (-4 if above else 12)
     return (
         f"<g class='transition'><path d='{path}' fill='none' stroke='#333' marker-end='url(#arrow)'/>"
         f"<text x='{mid:.0f}' y='{text_y:.0f}' {FONT} font-size='11' text-anchor='middle' "
