@@ -66,6 +66,9 @@ class ProcedureSettings:
     """Seconds for a due announcement, "are there any other bingos?", "this game is completed", a mis-call fix."""
     prize_cap: float = 2500.0
     """Aggregate prizes offered or given in one occasion (E(2)(f))."""
+    min_confidence: float = 0.5
+    """An utterance heard with less confidence counts as unsure, like one the recognizer flagged uncertain:
+    a repeat that differs is then a mis-hearing (uncertain), not a mis-call (A(5))."""
 
 
 @dataclass(frozen=True)
@@ -230,10 +233,8 @@ class _Now:
     meaning: Meaning | None = None
     plan: GamePlan | None = None
     key: BoardKey | None = None
-
-    @property
-    def unsure(self) -> bool:
-        return self.utterance is not None and self.utterance.uncertain
+    unsure: bool = False
+    """The utterance was heard unsure (flagged by the recognizer or below the confidence floor)."""
 
     @property
     def heard(self) -> str:
@@ -285,6 +286,8 @@ class _Claim:
     """B(2): only the balls called before the bingo are in play."""
     caller_read: bool = False
     uncalled_read: list[Ball] = field(default_factory=list)
+    interrupted: Ball | None = None
+    """The call the bingo cut off before its second saying: saying it now is no reading (C)."""
 
 
 @dataclass
@@ -849,6 +852,8 @@ class Conduct:
     def open_claim(self) -> None:
         """B(1): the game stops; B(2): the balls called so far are in play; B(3): the held ball is kept."""
         assert self.game is not None
+        pending = self.pending
+        interrupted = pending.ball if pending is not None and not pending.prompted else None
         self._settle_pending()
         self.pending = None
         self._settle_correction()
@@ -858,7 +863,7 @@ class Conduct:
         self.board.held_ball = held
         record = ClaimRecord(time=self.now.time, held_ball=held)
         self.game.claims.append(record)
-        self.claim = _Claim(record=record, in_play=list(self.board.called))
+        self.claim = _Claim(record=record, in_play=list(self.board.called), interrupted=interrupted)
         self.asked_other = False
         self.emit(ClaimOpened(self.game.number, self.now.time, held))
         if self.now.unsure:
@@ -907,10 +912,14 @@ class Conduct:
             if ball not in claim.in_play and ball not in claim.uncalled_read:
                 claim.uncalled_read.append(ball)  # B(8): cover-all, the caller calls the numbers not called
             return
-        if ball == self.board.held_ball:
+        if ball == claim.interrupted:
+            claim.interrupted = None  # the second saying the bingo cut off
+        elif ball == self.board.held_ball:
             self.find("held-ball-called", ball=ball)
         elif ball not in claim.in_play:
             self.find("call-during-claim", ball=ball)
+        elif ball in claim.record.winning:
+            pass  # the caller confirms a number the floor announced (B(8))
         elif not claim.caller_read:
             claim.caller_read = True
             self.find("caller-read-winning-numbers")
@@ -1065,13 +1074,14 @@ class Procedure:
             conduct.now = _Now(time=time, key=item)
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
+            unsure = item.uncertain or item.confidence < self.settings.min_confidence
             for meaning in item.meanings:
                 intent = self.grammar.intents.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
                     continue
-                conduct.now = _Now(time=time, utterance=item, meaning=meaning)
+                conduct.now = _Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
                 conduct.fire(meaning.intent)
-            conduct.now = _Now(time=time, utterance=item)
+            conduct.now = _Now(time=time, utterance=item, unsure=unsure)
             conduct.flush_utterance()
         conduct.now = _Now(time=time)
         step = self.step

@@ -347,3 +347,12 @@ def test_every_finding_cites_a_clause_of_the_rule(rules: RulePack) -> None:
     assert {spec.clause for spec in rules.findings.values()} == clauses
     text = (Path(__file__).parent.parent / "config" / "rules" / "nm-15.4.7.11.yaml").read_text(encoding="utf-8")
     assert "N.M. Admin. Code § 15.4.7.11" in text
+
+
+def test_low_confidence_counts_as_unsure(grammar: Grammar, rules: RulePack) -> None:
+    """A(5) nuance: a differing repeat heard with low confidence is a mis-hearing, not a mis-call."""
+    text = GAME + "6 caller: B seven\n9 caller(0.3): B eight\n18 caller: N thirty three\n21 caller: N thirty three\n"
+    occasion, _ = run(text, grammar, rules)
+    assert [(f.code, f.severity) for f in occasion.all_findings()] == [("repeat-mismatch", Severity.UNCERTAIN)]
+    occasion, _ = run(text, grammar, rules, ProcedureSettings(min_confidence=0.2))
+    assert [(f.code, f.severity) for f in occasion.all_findings()] == [("miscall-not-corrected", Severity.VIOLATION)]
