@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from ..grammar import Grammar
 from ..messages import Ball, BoardKey, GamePlan, GameStart, Input, Output, Role, Utterance
 from .actions import ConsoleInputError
-from .view import ConsoleView, WinnerEntry, event_json
+from .view import PRIZE_CAP, ConsoleView, WinnerEntry, event_json
 
 T = TypeVar("T")
 Emit = Callable[[Output], None]
@@ -61,7 +61,11 @@ class ConsoleHub:
     Give `procedure_factory`: it is called on the desk thread with the hub's `publish` as the emit callback,
     so whatever it opens there (the procedure, the store's SQLite connection) lives on the thread that feeds it.
     Or give a ready `procedure` whose outputs already reach `hub.publish`. Either way `feed` is the one funnel
-    for speech and operator actions: the input is shown, then fed on the desk thread.
+    for speech and operator actions: the input is shown, then fed on the desk thread. Do not also publish the
+    inputs from the pipeline's input hooks: `feed` shows each one once.
+
+    `clock` gives session seconds for operator actions (the live audio's clock; default: seconds since the hub
+    was made), never earlier than the last input; `winner_sink` takes the E(2)(c) entries (`store_winners`).
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class ConsoleHub:
         winner_sink: Callable[[WinnerEntry], object] | None = None,
         clock: Callable[[], float] | None = None,
         history: int = 50,
+        prize_cap: float = PRIZE_CAP,
     ) -> None:
         if (procedure is None) == (procedure_factory is None):
             raise TypeError("ConsoleHub needs exactly one of procedure or procedure_factory")
@@ -80,7 +85,7 @@ class ConsoleHub:
         self._depth = 0
         self._pending: list[dict[str, object]] = []
         self._subscribers: list[Subscription] = []
-        self.view = ConsoleView(history=history)
+        self.view = ConsoleView(history=history, prize_cap=prize_cap)
         self.winner_sink = winner_sink
         self.grammar = grammar or Grammar.load()
         started = time.monotonic()

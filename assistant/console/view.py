@@ -35,7 +35,8 @@ from ..messages import (
 )
 
 PRIZE_CAP = 2500.0
-"""Aggregate prizes offered in one occasion (E(2)(f)); shown against the prizes of the games opened."""
+"""Aggregate prizes of one occasion (E(2)(f)), unless the hall's settings say otherwise; shown against the
+prizes of the games opened."""
 WINNER_RECORD_PRIZE = 600.0
 """A winner-take-all prize of this much or more needs the winner's contact information (E(2)(c))."""
 PREVIOUS_SHOWN = 6
@@ -158,7 +159,8 @@ def event_json(item: Input | Output) -> dict[str, object]:
 class ConsoleView:
     """The state of the occasion as the console shows it; not thread-safe (the hub holds the lock)."""
 
-    def __init__(self, history: int = 50) -> None:
+    def __init__(self, history: int = 50, prize_cap: float = PRIZE_CAP) -> None:
+        self.prize_cap = prize_cap
         self.games: list[GameView] = []
         self.step: str | None = None
         self.findings: deque[Finding] = deque(maxlen=history)
@@ -301,7 +303,7 @@ class ConsoleView:
             "heard": list(self.heard),
             "winners": [w.to_json() for w in self.winners],
             "prizes_offered": self.prizes_offered(),
-            "prize_cap": PRIZE_CAP,
+            "prize_cap": self.prize_cap,
             "session_ended": self.session_ended,
         }
 
