@@ -40,7 +40,7 @@ def spoken(ball: Ball) -> str:
 
 
 def session_script(seed: int, games: int = 5, calls: int = 28) -> str:
-    """An occasion of `games` games: calls said twice (now and then once), keyed balls, mis-calls, claims."""
+    """An occasion of `games` games: calls said twice (now and then once), keyed balls, corrections, claims."""
     rng = random.Random(seed)
     lines = [f"# generated occasion, seed {seed}"]
     t = 0.0
@@ -56,20 +56,23 @@ def session_script(seed: int, games: int = 5, calls: int = 28) -> str:
             lines.append("@game type=regular prize=100 last_ball_required=yes")
             lines.append(f"{t:.1f} caller: last ball called is required")
         t += 4
-        balls = rng.sample(range(1, 76), calls)
+        drawn = rng.sample(range(1, 76), calls + 1)
+        balls, spare = drawn[:calls], Ball(drawn[calls])
         for index, n in enumerate(balls):
             ball = Ball(n)
-            lines.append(f"{t:.1f} caller: {spoken(ball)}")
-            if rng.random() > 0.08:  # now and then said only once: an A(3) finding
-                lines.append(f"{t + 2.5:.1f} caller: {spoken(ball)}")
-            if rng.random() < 0.5:
-                lines.append(f"{t + 3:.1f} board: {ball}")
-            if index == 10 and rng.random() < 0.6:
+            keyed = rng.random() < 0.5
+            if index == 10 and rng.random() < 0.6:  # a mis-call found and corrected by the A(5) sentence
+                lines.append(f"{t:.1f} caller: {spoken(spare)}")
+                lines.append(f"{t + 2.5:.1f} caller: {spoken(spare)}")
                 t += 6
                 sentence = "an error has been made i am reading the correct number please correct your card"
                 lines.append(f"{t:.1f} caller: {sentence}")
-                lines.append(f"{t + 2:.1f} caller: {spoken(ball)}")
-                lines.append(f"{t + 4.5:.1f} caller: {spoken(ball)}")
+                t += 5
+            if keyed:
+                lines.append(f"{t - 1:.1f} board: {ball}")
+            lines.append(f"{t:.1f} caller: {spoken(ball)}")
+            if rng.random() > 0.08:  # now and then said only once
+                lines.append(f"{t + 2.5:.1f} caller: {spoken(ball)}")
             t += 9
         lines.append(f"{t:.1f} player: bingo")
         t += 4
@@ -80,8 +83,7 @@ def session_script(seed: int, games: int = 5, calls: int = 28) -> str:
         for n in sorted(balls[:5]):
             lines.append(f"{t:.1f} floor: {spoken(Ball(n))}")
             t += 2.5
-        verdict = "that is a valid bingo" if rng.random() < 0.8 else "that is not a valid bingo"
-        lines.append(f"{t:.1f} caller: {verdict}")
+        lines.append(f"{t:.1f} caller: that is a valid bingo")
         t += 3
         lines.append(f"{t:.1f} caller: are there any other bingos")
         t += 6
