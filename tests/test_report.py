@@ -1,4 +1,4 @@
-"""Reports of a real occasion (real procedure, real store): text, the JSON contract, CSV, and HTML printed by Chromium."""
+"""Reports of a real occasion (real procedure and store): text, the JSON contract, CSV, HTML printed by Chromium."""
 
 from __future__ import annotations
 
