@@ -55,3 +55,35 @@ def test_scenario(path: Path, grammar: Grammar, rules: RulePack) -> None:
         got[(f.clause, f.code, severity)] += 1
     detail = "\n".join(f"  {f.time:7.1f} {f.clause} {f.code} [{f.severity.value}] {f.message}" for f in found)
     assert got == want, f"{path.name}: findings differ\n{detail}"
+
+
+PHRASINGS = [  # issue 4: the phrasings the grammar must accept, each said in a compliant scenario
+    "B seven",
+    "N thirty two",
+    "O sixty one",
+    "O six one",
+    "last ball called is required",
+    "last ball called is not required",
+    "an error has been made, I am reading the correct number, please correct your card",
+    "this is a fifty ball game",
+    "fifty balls will be called",
+    "last ball",
+    "one hundred twenty cards sold",
+    "the prize is three hundred dollars",
+    "bingo",
+    "manufacturer one four two serial number four seven two nine one",
+    "B seven, I twenty two, N thirty three, G fifty, O seventy one",
+    "valid bingo",
+    "not a valid bingo",
+    "are there any other bingos?",
+    "this game is completed",
+    "power outage",
+    "the majority of players approve a manual draw",
+]
+
+
+@pytest.mark.parametrize("phrase", PHRASINGS)
+def test_issue_phrasings_are_said_in_compliant_scenarios(phrase: str) -> None:
+    compliant = [p for p in SCENARIOS if p.stem.startswith("compliant-")]
+    said = [p.stem for p in compliant if f": {phrase}".lower() in p.read_text(encoding="utf-8").lower()]
+    assert said, f"no compliant scenario says {phrase!r}"
