@@ -297,3 +297,44 @@ def test_the_next_game_and_its_winner_from_the_forms(hall: Hall, page: Any) -> N
 def screenshot(name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS / name
+
+
+def _luminance(rgb: str) -> float:
+    """WCAG relative luminance of a computed CSS colour 'rgb(r, g, b)'."""
+    parts = [float(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in parts]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(page: Any, selector: str) -> float:
+    """Contrast of an element's text against the first opaque background behind it."""
+    fg, bg = page.eval_on_selector(
+        selector,
+        """el => {
+            let node = el, bg = "rgba(0, 0, 0, 0)";
+            while (node && (bg === "rgba(0, 0, 0, 0)" || bg === "transparent")) {
+                bg = getComputedStyle(node).backgroundColor; node = node.parentElement;
+            }
+            return [getComputedStyle(el).color, bg];
+        }""",
+    )
+    high, low = sorted([_luminance(fg), _luminance(bg)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_page_reads_in_high_contrast_and_large_type(hall: Hall, page: Any) -> None:
+    head = GAME.split("30 caller: O seventy one\n", 1)[0]
+    play(hall, head)
+    open_live(page, hall.url)
+    page.fill("#key-ball", "O72")
+    page.click("#key-submit")
+    text_is(page, "#operator-status", "Keyed O72")
+    play(hall, "30 caller: O seventy one\n")
+    page.wait_for_selector("#findings li.finding.violation", timeout=WAIT_MS)
+    for selector in ["#current", "#ball-B7", "#game-type", "#findings li.violation", "#count"]:
+        assert _contrast(page, selector) >= 7.0, selector  # WCAG AAA
+    for selector in ["#ball-B8", "#board-hint", "#heard li"]:
+        assert _contrast(page, selector) >= 4.5, selector  # WCAG AA for the quieter text
+    size = page.eval_on_selector("body", "el => parseFloat(getComputedStyle(el).fontSize)")
+    current = page.eval_on_selector("#current", "el => parseFloat(getComputedStyle(el).fontSize)")
+    assert size >= 20 and current >= 80
