@@ -18,7 +18,7 @@ from assistant.messages import Ball, BoardKey, GameType, Input, Output, Role, Ut
 from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.script import parse_script
 from assistant.settings import ROOT
-from assistant.store import Journal, Store
+from assistant.store import Journal, Store, StoreError
 
 RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 GRAMMAR = Grammar.load()
@@ -379,3 +379,7 @@ def test_the_desk_hands_errors_back_and_refuses_work_once_closed() -> None:
         hub.feed(GRAMMAR.utterance(1.0, 2.0, Role.CALLER, "B seven"))
     with pytest.raises(TypeError, match="exactly one"):
         ConsoleHub(grammar=GRAMMAR)
+    desks = threading.active_count()
+    with pytest.raises(StoreError):
+        ConsoleHub(procedure_factory=lambda emit: Store.open(Path("/nonexistent/dir/hall.db")), grammar=GRAMMAR)
+    assert threading.active_count() == desks

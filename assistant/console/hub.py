@@ -96,7 +96,11 @@ class ConsoleHub:
         self.procedure: Feeds
         if procedure_factory is not None:
             factory = procedure_factory
-            self.procedure = self.on_desk(lambda: factory(self.publish))
+            try:
+                self.procedure = self.on_desk(lambda: factory(self.publish))
+            except BaseException:
+                self.close()
+                raise
         elif procedure is not None:
             self.procedure = procedure
 
