@@ -79,21 +79,23 @@ def test_replay_gives_the_same_outputs(path: Path, grammar: Grammar, rules: Rule
     assert json.dumps(first[0].to_json()) == json.dumps(second[0].to_json())
 
 
-def test_resume_mid_game_continues_like_one_run(grammar: Grammar, rules: RulePack) -> None:
-    """The store resumes a crashed game by replaying its inputs into a fresh procedure."""
-    items = scenario("compliant-invalid-claim", grammar)
-    whole: list[Output] = []
-    one = Procedure(rules, grammar, ProcedureSettings(), whole.append)
+@pytest.mark.parametrize("path", ALL_SCENARIOS, ids=[p.stem for p in ALL_SCENARIOS])
+def test_live_ticks_change_nothing_but_when(path: Path, grammar: Grammar, rules: RulePack) -> None:
+    """Live, the pipeline feeds a Tick every second so prompts come on time; the outputs are the same."""
+    items = read_script(path, grammar)
+    ticked: list[Input] = []
+    clock = 0.5
     for item in items:
-        one.feed(item)
-    resumed: list[Output] = []
-    replay = Procedure(rules, grammar, ProcedureSettings(), resumed.append)
-    for item in items[:12]:
-        replay.feed(item)
-    for item in items[12:]:
-        replay.feed(item)
-    assert resumed == whole
-    assert replay.board.called == one.board.called
+        time = item.start if isinstance(item, Utterance) else item.time
+        while clock < time:
+            ticked.append(Tick(clock))
+            clock += 1.0
+        ticked.append(item)
+    assert len(ticked) > len(items)
+    plain = check_inputs(items, rules, grammar)[1]
+    live = check_inputs(ticked, rules, grammar)[1]
+    assert [o for o in live if not isinstance(o, StepChanged)] == [o for o in plain if not isinstance(o, StepChanged)]
+    assert of(StepChanged, live)[1:] == of(StepChanged, plain)[1:]  # the first one comes with the first input
 
 
 def test_correction_withdraws_the_wrong_ball(grammar: Grammar, rules: RulePack) -> None:
