@@ -14,7 +14,7 @@ import pytest
 from crash_driver import run, session_script
 
 from assistant.grammar import Grammar
-from assistant.messages import Output, Utterance
+from assistant.messages import Output
 from assistant.procedure import Procedure, ProcedureSettings, RulePack, check_inputs
 from assistant.script import read_script
 from assistant.store import Journal, Store, StoreError, occasion_record, rebuild_record
@@ -110,13 +110,20 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(
     assert_same_record(db, uninterrupted)
 
 
-def test_a_crash_between_an_input_and_its_outputs_is_made_good_on_resume(tmp_path: Path, script: Path) -> None:
+@pytest.mark.parametrize("written", [0, 1], ids=["none-of-its-outputs", "one-of-its-outputs"])
+def test_a_crash_between_an_input_and_its_outputs_is_made_good_on_resume(
+    tmp_path: Path, script: Path, written: int
+) -> None:
     grammar = Grammar.load()
     items = read_script(script, grammar)[:300]
     expected: list[Output] = []
     reference = Procedure(RulePack.load(), grammar, ProcedureSettings(), expected.append)
+    caused: list[int] = []
     for item in items:
+        before = len(expected)
         reference.feed(item)
+        caused.append(len(expected) - before)
+    cut = next(i for i in range(120, len(items)) if caused[i] >= 2)  # an input that makes two outputs or more
 
     db = tmp_path / "cut.db"
     said: list[Output] = []
@@ -124,11 +131,14 @@ def test_a_crash_between_an_input_and_its_outputs_is_made_good_on_resume(tmp_pat
         occasion = store.start_occasion(source=str(script))
         journal = Journal(store, occasion)
         procedure = Procedure(RulePack.load(), grammar, ProcedureSettings(), journal.forward(said.append))
-        cut = next(i for i in range(120, 300) if isinstance(items[i], Utterance) and items[i].meanings)
         for item in items[:cut]:
             journal.input(item)
             procedure.feed(item)
-        journal.input(items[cut])  # recorded, then the power went before the procedure acted on it
+        journal.input(items[cut])  # recorded, then the power went before all its outputs were
+        first = sum(caused[:cut])
+        for out in expected[first : first + written]:
+            journal.output(out)
+        said.extend(expected[first : first + written])
 
     resumed: list[Output] = []
     with Store.open(db) as store:
@@ -140,8 +150,8 @@ def test_a_crash_between_an_input_and_its_outputs_is_made_good_on_resume(tmp_pat
             procedure.feed(item)
         assert store.outputs(occasion) == expected
         assert said + resumed == expected, "each output is passed on (spoken, printed) exactly once"
-        cut_off = store.outputs_by_input(occasion).get(cut, [])
-        assert cut_off and resumed[: len(cut_off)] == cut_off, "the outputs the crash cut off come first"
+        cut_off = store.outputs_by_input(occasion)[cut][written:]
+        assert cut_off and resumed[: len(cut_off)] == cut_off, "what the crash cut off comes first"
         store.close_occasion(occasion, record=procedure.occasion)
         assert occasion_record(store, occasion).to_json() == reference.occasion.to_json()
         assert store.verify().ok
