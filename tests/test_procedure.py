@@ -358,3 +358,15 @@ def test_low_confidence_counts_as_unsure(grammar: Grammar, rules: RulePack) -> N
     assert [(f.code, f.severity) for f in occasion.all_findings()] == [("repeat-mismatch", Severity.UNCERTAIN)]
     occasion, _ = run(text, grammar, rules, ProcedureSettings(min_confidence=0.2))
     assert [(f.code, f.severity) for f in occasion.all_findings()] == [("miscall-not-corrected", Severity.VIOLATION)]
+
+
+def test_each_state_listens_for_what_can_move_it(grammar: Grammar, rules: RulePack) -> None:
+    """Live, the recognizer hears only the state's grammar step: every intent a state reacts to must be in it."""
+    missing = {}
+    for spec in rules.transitions:
+        if spec.trigger not in grammar.intents:
+            continue
+        for state in rules.states if spec.sources == ("*",) else spec.sources:
+            if spec.trigger not in grammar.steps[rules.steps[state]]:
+                missing.setdefault(state, set()).add(spec.trigger)
+    assert missing == {}
