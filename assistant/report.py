@@ -98,6 +98,40 @@ def render_json(occasion: OccasionRecord, **extra: object) -> str:
     return json.dumps({**occasion.to_json(), **extra}, indent=2, ensure_ascii=False) + "\n"
 
 
+def json_extras(store: Store, occasion: int) -> dict[str, object]:
+    """What `report --format json` adds to the contract from the store: the occasion, E(2) records, integrity."""
+    info = store.occasion_info(occasion)
+    integrity = store.verify()
+    return {
+        "occasion_id": occasion,
+        "source": info.source,
+        "started_at": info.started_at.isoformat(),
+        "closed_at": info.closed_at.isoformat() if info.closed_at else None,
+        "winner_take_all": [
+            {
+                "game": w.game,
+                "type": w.type.value,
+                "cards_sold": w.cards_sold,
+                "conducted_at": w.conducted_at.isoformat() if w.conducted_at else None,
+                "prize": w.prize,
+                "winners": [
+                    {"name": p.name, "contact": p.contact, "prize": p.prize, "tax_document": p.tax_document}
+                    for p in w.winners
+                ],
+                "missing": list(w.missing),
+            }
+            for w in store.winner_take_all_records(occasion)
+        ],
+        "prize_cap": PRIZE_CAP,
+        "integrity": {
+            "ok": integrity.ok,
+            "records": integrity.checked,
+            "head": integrity.head,
+            "first_bad": str(integrity.first_bad) if integrity.first_bad else None,
+        },
+    }
+
+
 CSV_COLUMNS = ("occasion", "game", "time", "clock", "clause", "code", "severity", "heard", "message")
 
 

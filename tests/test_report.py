@@ -19,7 +19,15 @@ from crash_driver import run, session_script
 from assistant.grammar import Grammar
 from assistant.messages import OccasionRecord
 from assistant.procedure import RulePack, check_inputs
-from assistant.report import CSV_COLUMNS, clause_rows, render_csv, render_html, render_json, render_text
+from assistant.report import (
+    CSV_COLUMNS,
+    clause_rows,
+    json_extras,
+    render_csv,
+    render_html,
+    render_json,
+    render_text,
+)
 from assistant.script import read_script
 from assistant.store import Store, occasion_record
 
@@ -63,6 +71,18 @@ def test_json_is_the_check_json_contract(db: Path) -> None:
     finding = next(f for g in data["games"] for f in g["findings"])
     assert finding.keys() == {"clause", "code", "severity", "time", "heard", "message"}
     assert data["occasion"]["prizes_total"] == 900.0
+
+
+def test_json_from_the_store_adds_the_winner_record_and_integrity(db: Path) -> None:
+    with Store.open(db) as store:
+        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199", prize=700.0)
+        data = json.loads(render_json(occasion_record(store, 1), **json_extras(store, 1)))
+        head = store.head()
+    assert data["games"][2]["type"] == "winner-take-all"
+    [record] = data["winner_take_all"]
+    assert (record["game"], record["cards_sold"], record["prize"], record["missing"]) == (3, 150, 700.0, [])
+    assert record["winners"][0]["contact"] == "505-555-0199"
+    assert data["integrity"] == {"ok": True, "records": data["integrity"]["records"], "head": head, "first_bad": None}
 
 
 def test_csv_has_one_row_per_finding(db: Path) -> None:

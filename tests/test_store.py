@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -292,3 +293,24 @@ def test_migrations_set_the_schema_version_and_wal(db: Path) -> None:
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
     Store.open(db).close()  # opening again migrates nothing
+
+
+def test_two_writers_at_once_keep_one_unbroken_chain(db: Path) -> None:
+    Store.open(db).close()
+
+    def write(source: str, count: int) -> None:
+        with Store.open(db, busy_timeout=30.0) as store:
+            occasion = store.start_occasion(source=source)
+            for n in range(count):
+                store.record_input(occasion, Tick(float(n)))
+                store.record_output(occasion, Prompt(float(n), f"{source} {n}", "reminder"))
+
+    threads = [threading.Thread(target=write, args=(name, 40)) for name in ("caller desk", "floor desk")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with Store.open(db, readonly=True) as store:
+        assert [len(store.inputs(o.id)) for o in store.occasions()] == [40, 40]
+        check = store.verify()
+        assert check.ok and check.checked == 2 + 2 * 80
