@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 if TYPE_CHECKING:
-    from .procedure import RulePack
+    from .rules import RulePack
 
 ANY = "any state"
 """The pseudo-state a '*' transition starts from."""

@@ -7,14 +7,12 @@ transitions call; each cites its clause. Time moves only with the inputs, so a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-import yaml
 from transitions import Machine
 
+from .board import Board
 from .diagram import write_diagram
 from .grammar import Grammar
 from .messages import (
@@ -46,16 +44,10 @@ from .messages import (
     Tick,
     Utterance,
 )
+from .rules import DEFAULT_RULES, ClauseStatus, RuleError, RulePack, clause_table
 
-DEFAULT_RULES = Path(__file__).resolve().parent.parent / "config" / "rules" / "nm-15.4.7.11.yaml"
-NOTE_KEYS = ("clause", "says")
-"""Keys of a rule pack transition that are for people and the diagram, not for the machine."""
 INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
 """Triggers that come from inputs other than speech."""
-
-
-class RuleError(ValueError):
-    """The rule pack is malformed or names a check the engine does not have."""
 
 
 @dataclass(frozen=True)
@@ -69,159 +61,6 @@ class ProcedureSettings:
     min_confidence: float = 0.5
     """An utterance heard with less confidence counts as unsure, like one the recognizer flagged uncertain:
     a repeat that differs is then a mis-hearing (uncertain), not a mis-call (A(5))."""
-
-
-@dataclass(frozen=True)
-class FindingSpec:
-    clause: str
-    severity: Severity
-    message: str
-
-
-@dataclass(frozen=True)
-class PromptSpec:
-    text: str
-    priority: int
-    clause: str | None
-
-
-@dataclass(frozen=True)
-class ClauseSpec:
-    clause: str
-    title: str
-    observable: str
-    """'yes' (speech shows it), 'no' (not observable by voice), 'board' (only the master board console shows it)."""
-    applies: str | None
-    """'limited', 'winner-take-all', 'outage': the clause applies only when the occasion had one."""
-
-
-@dataclass(frozen=True)
-class TransitionSpec:
-    trigger: str
-    sources: tuple[str, ...]
-    dest: str | None
-    conditions: tuple[str, ...]
-    callbacks: tuple[str, ...]
-    clause: str | None
-    says: str | None
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
-
-
-@dataclass(frozen=True)
-class RulePack:
-    """A jurisdiction's procedure as data: the machine, the steps, the findings, the prompts, the clauses."""
-
-    rule: str
-    title: str
-    states: tuple[str, ...]
-    initial: str
-    transitions: tuple[TransitionSpec, ...]
-    machine: Mapping[str, Any]
-    """The `transitions` configuration, without the notes."""
-    steps: Mapping[str, str]
-    findings: Mapping[str, FindingSpec]
-    prompts: Mapping[str, PromptSpec]
-    clauses: tuple[ClauseSpec, ...]
-    source: Path | None = None
-
-    @classmethod
-    def load(cls, path: Path | None = None) -> RulePack:
-        path = path or DEFAULT_RULES
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise RuleError(f"cannot read rule pack {path}: {exc.strerror}") from exc
-        except yaml.YAMLError as exc:
-            raise RuleError(f"rule pack {path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
-        return cls.from_data(data, path)
-
-    @classmethod
-    def from_data(cls, data: Any, source: Path | None = None) -> RulePack:
-        where = str(source or "rule pack")
-        try:
-            machine = data["machine"]
-            states = tuple(s["name"] if isinstance(s, dict) else str(s) for s in machine["states"])
-            specs: list[TransitionSpec] = []
-            clean: list[dict[str, Any]] = []
-            for t in machine["transitions"]:
-                sources = ("*",) if t["source"] == "*" else _names(t["source"])
-                specs.append(
-                    TransitionSpec(
-                        trigger=str(t["trigger"]),
-                        sources=sources,
-                        dest=t["dest"],
-                        conditions=_names(t.get("conditions")),
-                        callbacks=_names(t.get("before")) + _names(t.get("after")),
-                        clause=t.get("clause"),
-                        says=t.get("says"),
-                    )
-                )
-                clean.append({k: v for k, v in t.items() if k not in NOTE_KEYS})
-            findings = {
-                str(code): FindingSpec(str(f["clause"]), Severity(f["severity"]), str(f["message"]))
-                for code, f in data["findings"].items()
-            }
-            prompts = {
-                str(kind): PromptSpec(str(p["text"]), int(p.get("priority", 1)), p.get("clause"))
-                for kind, p in data["prompts"].items()
-            }
-            clauses = tuple(
-                ClauseSpec(
-                    clause=str(c["clause"]),
-                    title=str(c["title"]),
-                    observable={True: "yes", False: "no"}.get(c.get("observable", True), str(c.get("observable"))),
-                    applies=c.get("applies"),
-                )
-                for c in data["clauses"]
-            )
-            pack = cls(
-                rule=str(data.get("rule", "")),
-                title=str(data.get("title", "")),
-                states=states,
-                initial=str(machine["initial"]),
-                transitions=tuple(specs),
-                machine={**machine, "transitions": clean},
-                steps={str(k): str(v) for k, v in data["steps"].items()},
-                findings=findings,
-                prompts=prompts,
-                clauses=clauses,
-                source=source,
-            )
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise RuleError(f"{where}: malformed rule pack ({exc!r})") from exc
-        missing = [s for s in states if s not in pack.steps]
-        if missing:
-            raise RuleError(f"{where}: states without a grammar step: {missing}")
-        for spec in specs:
-            bad = [s for s in spec.sources if s != "*" and s not in states]
-            if bad or (spec.dest is not None and spec.dest not in states):
-                raise RuleError(f"{where}: transition {spec.trigger!r} names unknown states {bad or [spec.dest]}")
-        return pack
-
-
-@dataclass
-class Board:
-    """The master board of the current game."""
-
-    game_number: int = 0
-    plan: GamePlan | None = None
-    called: list[Ball] = field(default_factory=list)
-    """Balls in call order (withdrawn ones removed)."""
-    held_ball: Ball | None = None
-    """The ball in the caller's hand when a bingo stopped the game (known from the master board console)."""
-    manual: bool = False
-    """F: balls are drawn by hand after the players approved."""
-
-    @property
-    def last(self) -> Ball | None:
-        return self.called[-1] if self.called else None
 
 
 @dataclass
@@ -1110,48 +949,6 @@ def check_inputs(
         end = 0.0 if last is None else (last.end if isinstance(last, Utterance) else _time_of(last))
         procedure.feed(SessionEnd(end))
     return procedure.occasion, outputs
-
-
-@dataclass(frozen=True)
-class ClauseStatus:
-    """One row of the report's clause table."""
-
-    clause: str
-    title: str
-    status: str
-    """pass, finding, uncertain (only unsure hearings), not-observable, not-applicable."""
-    findings: int = 0
-
-
-def clause_table(occasion: OccasionRecord, rules: RulePack | None = None) -> list[ClauseStatus]:
-    """Every clause of the rule with what this occasion showed of it."""
-    rules = rules or RulePack.load()
-    findings = occasion.all_findings()
-    games = occasion.games
-    applies = {
-        "limited": any(g.plan.type is GameType.LIMITED or g.plan.balls is not None for g in games),
-        "winner-take-all": any(g.plan.type is GameType.WINNER_TAKE_ALL for g in games),
-        "outage": bool(occasion.outages),
-    }
-    rows: list[ClauseStatus] = []
-    for spec in rules.clauses:
-        cited = [f for f in findings if f.clause == spec.clause]
-        sure = [f for f in cited if f.severity is not Severity.UNCERTAIN]
-        if spec.observable == "no":
-            status = "not-observable"
-        elif sure:
-            status = "finding"
-        elif cited:
-            status = "uncertain"
-        elif not games or (spec.applies is not None and not applies.get(spec.applies, True)):
-            status = "not-applicable"
-        elif spec.observable == "board":
-            calls = [c for g in games for c in g.calls if not c.withdrawn]
-            status = "pass" if calls and all(c.keyed for c in calls) else "not-observable"
-        else:
-            status = "pass"
-        rows.append(ClauseStatus(spec.clause, spec.title, status, len(cited)))
-    return rows
 
 
 __all__ = [

@@ -1,0 +1,200 @@
+"""The rule pack: a jurisdiction's procedure as data (states, transitions, findings, prompts, clauses).
+
+Loaded from YAML (config/rules/nm-15.4.7.11.yaml); assistant/procedure.py runs it; assistant/diagram.py draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .messages import GameType, OccasionRecord, Severity
+
+DEFAULT_RULES = Path(__file__).resolve().parent.parent / "config" / "rules" / "nm-15.4.7.11.yaml"
+NOTE_KEYS = ("clause", "says")
+"""Keys of a rule pack transition that are for people and the diagram, not for the machine."""
+
+
+class RuleError(ValueError):
+    """The rule pack is malformed or names a check the engine does not have."""
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    clause: str
+    severity: Severity
+    message: str
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    text: str
+    priority: int
+    clause: str | None
+
+
+@dataclass(frozen=True)
+class ClauseSpec:
+    clause: str
+    title: str
+    observable: str
+    """'yes' (speech shows it), 'no' (not observable by voice), 'board' (only the master board console shows it)."""
+    applies: str | None
+    """'limited', 'winner-take-all', 'outage': the clause applies only when the occasion had one."""
+
+
+@dataclass(frozen=True)
+class TransitionSpec:
+    trigger: str
+    sources: tuple[str, ...]
+    dest: str | None
+    conditions: tuple[str, ...]
+    callbacks: tuple[str, ...]
+    clause: str | None
+    says: str | None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+@dataclass(frozen=True)
+class RulePack:
+    """A jurisdiction's procedure as data: the machine, the steps, the findings, the prompts, the clauses."""
+
+    rule: str
+    title: str
+    states: tuple[str, ...]
+    initial: str
+    transitions: tuple[TransitionSpec, ...]
+    machine: Mapping[str, Any]
+    """The `transitions` configuration, without the notes."""
+    steps: Mapping[str, str]
+    findings: Mapping[str, FindingSpec]
+    prompts: Mapping[str, PromptSpec]
+    clauses: tuple[ClauseSpec, ...]
+    source: Path | None = None
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> RulePack:
+        path = path or DEFAULT_RULES
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise RuleError(f"cannot read rule pack {path}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise RuleError(f"rule pack {path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+        return cls.from_data(data, path)
+
+    @classmethod
+    def from_data(cls, data: Any, source: Path | None = None) -> RulePack:
+        where = str(source or "rule pack")
+        try:
+            machine = data["machine"]
+            states = tuple(s["name"] if isinstance(s, dict) else str(s) for s in machine["states"])
+            specs: list[TransitionSpec] = []
+            clean: list[dict[str, Any]] = []
+            for t in machine["transitions"]:
+                sources = ("*",) if t["source"] == "*" else _names(t["source"])
+                specs.append(
+                    TransitionSpec(
+                        trigger=str(t["trigger"]),
+                        sources=sources,
+                        dest=t["dest"],
+                        conditions=_names(t.get("conditions")),
+                        callbacks=_names(t.get("before")) + _names(t.get("after")),
+                        clause=t.get("clause"),
+                        says=t.get("says"),
+                    )
+                )
+                clean.append({k: v for k, v in t.items() if k not in NOTE_KEYS})
+            findings = {
+                str(code): FindingSpec(str(f["clause"]), Severity(f["severity"]), str(f["message"]))
+                for code, f in data["findings"].items()
+            }
+            prompts = {
+                str(kind): PromptSpec(str(p["text"]), int(p.get("priority", 1)), p.get("clause"))
+                for kind, p in data["prompts"].items()
+            }
+            clauses = tuple(
+                ClauseSpec(
+                    clause=str(c["clause"]),
+                    title=str(c["title"]),
+                    observable={True: "yes", False: "no"}.get(c.get("observable", True), str(c.get("observable"))),
+                    applies=c.get("applies"),
+                )
+                for c in data["clauses"]
+            )
+            pack = cls(
+                rule=str(data.get("rule", "")),
+                title=str(data.get("title", "")),
+                states=states,
+                initial=str(machine["initial"]),
+                transitions=tuple(specs),
+                machine={**machine, "transitions": clean},
+                steps={str(k): str(v) for k, v in data["steps"].items()},
+                findings=findings,
+                prompts=prompts,
+                clauses=clauses,
+                source=source,
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise RuleError(f"{where}: malformed rule pack ({exc!r})") from exc
+        missing = [s for s in states if s not in pack.steps]
+        if missing:
+            raise RuleError(f"{where}: states without a grammar step: {missing}")
+        for spec in specs:
+            bad = [s for s in spec.sources if s != "*" and s not in states]
+            if bad or (spec.dest is not None and spec.dest not in states):
+                raise RuleError(f"{where}: transition {spec.trigger!r} names unknown states {bad or [spec.dest]}")
+        return pack
+
+
+@dataclass(frozen=True)
+class ClauseStatus:
+    """One row of the report's clause table."""
+
+    clause: str
+    title: str
+    status: str
+    """pass, finding, uncertain (only unsure hearings), not-observable, not-applicable."""
+    findings: int = 0
+
+
+def clause_table(occasion: OccasionRecord, rules: RulePack | None = None) -> list[ClauseStatus]:
+    """Every clause of the rule with what this occasion showed of it."""
+    rules = rules or RulePack.load()
+    findings = occasion.all_findings()
+    games = occasion.games
+    applies = {
+        "limited": any(g.plan.type is GameType.LIMITED or g.plan.balls is not None for g in games),
+        "winner-take-all": any(g.plan.type is GameType.WINNER_TAKE_ALL for g in games),
+        "outage": bool(occasion.outages),
+    }
+    rows: list[ClauseStatus] = []
+    for spec in rules.clauses:
+        cited = [f for f in findings if f.clause == spec.clause]
+        sure = [f for f in cited if f.severity is not Severity.UNCERTAIN]
+        if spec.observable == "no":
+            status = "not-observable"
+        elif sure:
+            status = "finding"
+        elif cited:
+            status = "uncertain"
+        elif not games or (spec.applies is not None and not applies.get(spec.applies, True)):
+            status = "not-applicable"
+        elif spec.observable == "board":
+            calls = [c for g in games for c in g.calls if not c.withdrawn]
+            status = "pass" if calls and all(c.keyed for c in calls) else "not-observable"
+        else:
+            status = "pass"
+        rows.append(ClauseStatus(spec.clause, spec.title, status, len(cited)))
+    return rows
