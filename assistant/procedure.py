@@ -107,6 +107,9 @@ class _Correction:
     """The error sentence (or a paraphrase of it) was said: the next call is the correct number."""
     exact: bool = False
     """The exact words of A(5)(b) were said."""
+    second: Ball | None = None
+    """The differing second saying that raised the doubt."""
+    pending_heard: str = ""
 
 
 @dataclass
@@ -475,6 +478,15 @@ class Conduct:
         if correction is not None and correction.sentence:
             self._correct(correction, ball)
             return
+        if correction is not None and ball == correction.second and correction.wrong is not None:
+            # Said twice after all: it was the next ball, drawn before the previous one was said twice (A(2)).
+            self.correction = None
+            self._cancel("miscall")
+            self.find("next-ball-before-repeat", heard=correction.pending_heard, ball=correction.wrong, next=ball)
+            self.unrepeated.append(correction.wrong)
+            self._new_ball(ball)
+            self._repeated()
+            return
         if correction is not None:
             self._settle_correction()
         pending = self.pending
@@ -516,7 +528,9 @@ class Conduct:
             return False
         if ball.letter == pending.ball.letter or ball.number % 10 == pending.ball.number % 10:
             # Both heard clearly and close: a mis-call; A(5) wants the error sentence and the correct call.
-            self.correction = _Correction(self.now.time, self.now.heard, False, wrong=pending.ball)
+            self.correction = _Correction(
+                self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, pending_heard=pending.heard
+            )
             self._due("miscall", self.settings.answer_window)
             self.prompt("announce-error")
             return False
