@@ -946,7 +946,9 @@ def _store_error(exc: sqlite3.Error, path: Path) -> StoreError:
         return StoreError(f"database is locked: {path}")
     if "full" in text:
         return StoreError(f"disk full writing {path}")
-    if "not a database" in text or "malformed" in text or "encrypted" in text:
+    if "malformed" in text:
+        return StoreError(f"database is corrupt: {path}")
+    if "not a database" in text or "encrypted" in text:
         return StoreError(f"not a bingo-assistant database: {path}")
     if "readonly" in text or "read-only" in text:
         return StoreError(f"database is read-only: {path}")

@@ -314,3 +314,19 @@ def test_two_writers_at_once_keep_one_unbroken_chain(db: Path) -> None:
         assert [len(store.inputs(o.id)) for o in store.occasions()] == [40, 40]
         check = store.verify()
         assert check.ok and check.checked == 2 + 2 * 80
+
+
+def test_a_store_damaged_inside_gives_database_is_corrupt(db: Path) -> None:
+    with Store.open(db) as store:
+        occasion = store.start_occasion(source="hall")
+        for n in range(300):
+            store.record_input(occasion, said(float(n), f"b {n % 15 + 1} " * 20))
+    data = bytearray(db.read_bytes())
+    page = 4096
+    assert len(data) > 20 * page
+    data[8 * page : 16 * page] = b"\xde\xad\xbe\xef" * (2 * page)
+    db.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as caught:
+        with Store.open(db, readonly=True) as store:
+            store.verify()
+    assert str(caught.value) == f"database is corrupt: {db}"
