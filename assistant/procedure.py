@@ -72,6 +72,8 @@ class _Now:
     meaning: Meaning | None = None
     plan: GamePlan | None = None
     key: BoardKey | None = None
+    ending: bool = False
+    """The recording or live session ends: a call still inside its repeat window is not held against it."""
     unsure: bool = False
     """The utterance was heard unsure (flagged by the recognizer or below the confidence floor)."""
 
@@ -347,7 +349,7 @@ class Conduct:
     def _finish(self, status: str) -> None:
         """Close the game: a call said once (A(3)) or a mis-call left open (A(5)) is a finding."""
         assert self.game is not None
-        self._settle_pending(closing=True)
+        self._settle_pending(closing=not self.now.ending)
         self._settle_correction()
         self.game.status = status
         self.emit(GameClosed(self.game.number, status, self.now.time))
@@ -921,7 +923,7 @@ class Procedure:
             conduct.now = _Now(time=time, plan=item.plan)
             conduct.fire("game-start")
         elif isinstance(item, SessionEnd):
-            conduct.now = _Now(time=time)
+            conduct.now = _Now(time=time, ending=True)
             conduct.fire("session-end")
         elif isinstance(item, BoardKey):
             conduct.now = _Now(time=time, key=item)
