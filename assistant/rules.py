@@ -109,7 +109,7 @@ class RulePack:
                         trigger=str(t["trigger"]),
                         sources=sources,
                         dest=t["dest"],
-                        conditions=_names(t.get("conditions")),
+                        conditions=_names(t.get("conditions")) + _names(t.get("unless")),
                         callbacks=_names(t.get("before")) + _names(t.get("after")),
                         clause=t.get("clause"),
                         says=t.get("says"),

@@ -371,3 +371,16 @@ def test_each_state_listens_for_what_can_move_it(grammar: Grammar, rules: RulePa
             if spec.trigger not in grammar.steps[rules.steps[state]]:
                 missing.setdefault(state, set()).add(spec.trigger)
     assert missing == {}
+
+
+def test_first_ball_during_an_outage_is_still_checked(grammar: Grammar, rules: RulePack) -> None:
+    text = (
+        "@game type=limited balls=5 last_ball_required=yes\n"
+        "0 caller: power outage\n8 caller: B seven\n11 caller: B seven\n"
+    )
+    occasion, _ = run(text, grammar, rules)
+    assert [(f.clause, f.code) for f in occasion.all_findings()] == [
+        ("F", "manual-draw-without-approval"),
+        ("A(1)", "last-ball-status-not-announced"),
+        ("D", "ball-count-not-announced"),
+    ]
