@@ -1,0 +1,159 @@
+"""Utterance cutting by voice activity: an energy detector over an adaptive noise floor, with hangover.
+
+The floor follows the quiet dips of the background (it falls fast and rises slowly), so a steady crowd
+babble raises the floor instead of keeping an utterance open forever; speech is what stands clearly above
+it. A maximum length closes an utterance even if the hall never goes quiet.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .audio import RATE
+
+FRAME = 160
+"""Samples per analysis frame (10 ms at 16 kHz)."""
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """How speech is told from background; times in seconds, levels in dB."""
+
+    onset_db: float = 9.0
+    """A frame is speech when it is this far above the noise floor."""
+    offset_db: float = 5.0
+    """While in speech, a frame above floor + offset_db keeps the utterance open."""
+    min_level_db: float = 32.0
+    """Absolute level (dB re 1 LSB RMS) a frame must reach to count as speech at all."""
+    onset_frames: int = 4
+    """Speech frames within the last `onset_window` frames that open an utterance."""
+    onset_window: int = 6
+    hangover: float = 0.3
+    """Quiet time that closes an utterance."""
+    pre_roll: float = 0.2
+    """Audio kept before the detected start (word onsets are quiet)."""
+    min_speech: float = 0.15
+    """Utterances with less voiced time than this are dropped (clicks, coughs)."""
+    max_utterance: float = 8.0
+    """An utterance is closed at this length even without a pause."""
+    floor_rise_db_per_s: float = 3.0
+    """How fast the floor may climb when the background gets louder."""
+    floor_fall: float = 0.3
+    """Share of the gap the floor drops per frame when a frame is quieter than the floor."""
+
+
+@dataclass(frozen=True)
+class SpeechEvent:
+    """What the endpointer saw in one chunk: audio to feed, and where utterances begin and end."""
+
+    kind: str
+    """'start' (samples = pre-roll and onset), 'audio' (samples inside an utterance), 'end' (samples = tail)."""
+    time: float
+    """Stream time of the first sample of `samples` ('start', 'audio') or of the end of speech ('end')."""
+    samples: np.ndarray
+
+
+class Endpointer:
+    """Feed 16 kHz int16 audio in any chunk size; get start/audio/end events in stream order."""
+
+    def __init__(self, settings: EndpointSettings | None = None) -> None:
+        self.settings = settings or EndpointSettings()
+        s = self.settings
+        self._pending = np.zeros(0, dtype=np.int16)
+        self._position = 0  # samples consumed into frames
+        self._floor: float | None = None
+        self._history: deque[np.ndarray] = deque(maxlen=max(1, round(s.pre_roll * RATE / FRAME)) + s.onset_window)
+        self._recent: deque[bool] = deque(maxlen=s.onset_window)
+        self._in_speech = False
+        self._utt_start = 0  # sample index
+        self._last_voiced = 0  # sample index after the last voiced frame
+        self._voiced_frames = 0
+        self._quiet_frames = 0
+        self._rise = s.floor_rise_db_per_s * FRAME / RATE
+
+    @property
+    def in_speech(self) -> bool:
+        return self._in_speech
+
+    @property
+    def floor_db(self) -> float | None:
+        return self._floor
+
+    def _level(self, frame: np.ndarray) -> float:
+        x = frame.astype(np.float64)
+        x = x - x.mean()
+        return float(10.0 * np.log10(np.mean(x * x) + 1.0))
+
+    def _update_floor(self, level: float) -> None:
+        if self._floor is None:
+            self._floor = level
+        elif level < self._floor:
+            self._floor += self.settings.floor_fall * (level - self._floor)
+        else:
+            self._floor = min(level, self._floor + self._rise)
+
+    def feed(self, samples: np.ndarray) -> Iterator[SpeechEvent]:
+        """Consume a chunk; yield the events it completes."""
+        s = self.settings
+        data = np.concatenate([self._pending, samples.astype(np.int16, copy=False)])
+        n = len(data) // FRAME * FRAME
+        self._pending = data[n:]
+        out: list[np.ndarray] = []
+        out_start = 0
+        for i in range(0, n, FRAME):
+            frame = data[i : i + FRAME]
+            self._position += FRAME
+            level = self._level(frame)
+            floor = self._floor if self._floor is not None else level
+            voiced = level >= s.min_level_db and level > floor + s.onset_db
+            if not self._in_speech:
+                self._update_floor(level)
+                self._history.append(frame)
+                self._recent.append(voiced)
+                if sum(self._recent) >= s.onset_frames:
+                    self._in_speech = True
+                    pre = np.concatenate(list(self._history))
+                    self._utt_start = self._position - len(pre)
+                    self._last_voiced = self._position
+                    self._voiced_frames = sum(self._recent)
+                    self._quiet_frames = 0
+                    self._history.clear()
+                    self._recent.clear()
+                    yield SpeechEvent("start", self._utt_start / RATE, pre)
+                    out, out_start = [], self._position
+                continue
+            if not out:
+                out_start = self._position - FRAME
+            out.append(frame)
+            keeps_open = level >= s.min_level_db and level > floor + s.offset_db
+            if keeps_open:
+                self._last_voiced = self._position
+                self._quiet_frames = 0
+                self._voiced_frames += 1
+            else:
+                self._quiet_frames += 1
+                self._update_floor(level)
+            too_long = (self._position - self._utt_start) >= s.max_utterance * RATE
+            if self._quiet_frames * FRAME >= s.hangover * RATE or too_long:
+                if out:
+                    yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
+                out = []
+                self._in_speech = False
+                end = self._last_voiced if not too_long else self._position
+                yield SpeechEvent("end", end / RATE, np.zeros(0, dtype=np.int16))
+        if self._in_speech and out:
+            yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
+
+    def voiced_seconds(self) -> float:
+        """Voiced time of the utterance in progress (or the one just closed)."""
+        return self._voiced_frames * FRAME / RATE
+
+    def flush(self) -> Iterator[SpeechEvent]:
+        """The stream ended: close an open utterance."""
+        if self._in_speech:
+            self._in_speech = False
+            yield SpeechEvent("end", self._last_voiced / RATE, np.zeros(0, dtype=np.int16))

@@ -1,0 +1,258 @@
+"""The pocketsphinx adapter (the embedded default): one JSGF search per step, a phone loop to judge it.
+
+Every utterance is decoded twice, in step: by the step's grammar and by an unconstrained phone loop
+(allphone). Speech the grammar explains about as well as the free phone loop does is taken; speech that
+the grammar can only force onto its nearest sentence scores far below the phone loop and comes out
+uncertain. Both decoders are fed while the audio streams, so a result is ready as soon as the
+endpointer closes the utterance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..audio import RATE, AudioChunk
+from ..endpoint import Endpointer, EndpointSettings
+from ..grammar import Grammar
+from .base import EngineError, Heard, WordTiming
+
+EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra.dict"
+FRAME_RATE = 100  # pocketsphinx frames per second
+_NOT_WORDS = ("<s>", "</s>", "<sil>", "[NOISE]", "SIL", "+NSN+", "+SPN+", "+BREATH+", "NULL")
+
+
+@dataclass(frozen=True)
+class PocketsphinxSettings:
+    """Decoder settings: pocketsphinx's own beams (narrower ones lost calls and saved no time here)."""
+
+    beam: float = 1e-48
+    wbeam: float = 7e-29
+    pbeam: float = 1e-48
+    maxhmmpf: int = 30000
+    confidence_center: float = -4.2
+    """Mean per-frame log-likelihood ratio (grammar vs phone loop) that maps to confidence 0.5."""
+    confidence_slope: float = 1.5
+    min_confidence: float = 0.5
+    """Below this an utterance is uncertain."""
+
+
+def _is_word(word: str) -> bool:
+    return not (word.startswith("<") or word.startswith("[") or word.startswith("+") or word in _NOT_WORDS)
+
+
+def _base_word(word: str) -> str:
+    return word.split("(")[0]
+
+
+def read_extra_dict(path: Path) -> dict[str, str]:
+    """Pronunciations cmudict lacks: 'word PH1 PH2 ...' per line, '#' comments."""
+    entries: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise EngineError(f"cannot read dictionary {path}: {exc.strerror}") from exc
+    for number, line in enumerate(lines, 1):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) < 2:
+            raise EngineError(f"{path}:{number}: expected 'word PHONES...', got {line!r}")
+        entries[parts[0].lower()] = " ".join(parts[1:]).upper()
+    return entries
+
+
+class PocketsphinxRecognizer:
+    """Grammar decoding with pocketsphinx, judged against a phone loop; endpointing by `Endpointer`."""
+
+    name = "pocketsphinx"
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        model: Path | None = None,
+        extra_dict: Path | None = None,
+        settings: PocketsphinxSettings | None = None,
+        endpoint: EndpointSettings | None = None,
+    ) -> None:
+        try:
+            import pocketsphinx
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise EngineError(f"pocketsphinx is not installed: {exc}") from exc
+        self._ps: Any = pocketsphinx
+        self.grammar = grammar
+        self.settings = settings or PocketsphinxSettings()
+        self.endpoint_settings = endpoint or EndpointSettings()
+        root = Path(model) if model is not None else Path(pocketsphinx.get_model_path()) / "en-us"
+        hmm, dictionary, phone_lm = root / "en-us", root / "cmudict-en-us.dict", root / "en-us-phone.lm.bin"
+        for needed in (hmm, dictionary, phone_lm):
+            if not needed.exists():
+                raise EngineError(f"pocketsphinx model incomplete: {needed} not found")
+        started = time.perf_counter()
+        s = self.settings
+        common: dict[str, Any] = {
+            "hmm": str(hmm),
+            "dict": str(dictionary),
+            "loglevel": "FATAL",
+            "beam": s.beam,
+            "wbeam": s.wbeam,
+            "pbeam": s.pbeam,
+            "maxhmmpf": s.maxhmmpf,
+        }
+        self._words = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, **common))
+        self._phones = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, allphone=str(phone_lm), **common))
+        extra = read_extra_dict(extra_dict or EXTRA_DICT)
+        for word, phones in extra.items():
+            if self._words.lookup_word(word) is None:
+                self._words.add_word(word, phones, False)
+        missing = sorted(w for w in grammar.vocabulary() if self._words.lookup_word(w) is None)
+        if missing:
+            raise EngineError(f"no pronunciation for grammar words {missing}: add them to {extra_dict or EXTRA_DICT}")
+        self._searches: dict[tuple[str, ...], str] = {}
+        for step in grammar.steps:
+            self._search_for(grammar.step_intents(step))
+        self._active = self._search_for(tuple(grammar.intents))
+        self._words.activate_search(self._active)
+        self.load_seconds = time.perf_counter() - started
+
+    # ----- grammar per step ---------------------------------------------------------------------
+
+    def _search_for(self, intents: Sequence[str]) -> str:
+        key = tuple(intents)
+        if key not in self._searches:
+            unknown = [i for i in key if i not in self.grammar.intents]
+            if unknown:
+                raise EngineError(f"unknown intents for the recognizer: {unknown}")
+            jsgf = self.grammar.jsgf(key)
+            # One meaning per utterance: the endpointer cuts at each pause, and a looping JSGF makes the
+            # pocketsphinx FSG search both slow and prone to inserting words.
+            single = jsgf.replace("public <utterance> = <item>+;", "public <utterance> = <item>;")
+            if single == jsgf:
+                raise EngineError("unexpected JSGF from the grammar: no '<utterance> = <item>+' rule")
+            name = "step_" + hashlib.sha1("|".join(key).encode()).hexdigest()[:12]
+            self._words.add_jsgf_string(name, single.encode())
+            self._searches[key] = name
+        return self._searches[key]
+
+    def set_step(self, intents: Sequence[str]) -> None:
+        """Switch the grammar search; takes effect at the next utterance (instant for known steps)."""
+        self._active = self._search_for(intents)
+
+    # ----- decoding -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._words.current_search() != self._active:
+            self._words.activate_search(self._active)
+        self._words.start_utt()
+        self._phones.start_utt()
+
+    def _feed(self, samples: np.ndarray) -> None:
+        if len(samples):
+            data = samples.astype(np.int16, copy=False).tobytes()
+            self._words.process_raw(data, False, False)
+            self._phones.process_raw(data, False, False)
+
+    def _finish(self, start: float, end: float) -> Heard:
+        self._words.end_utt()
+        self._phones.end_utt()
+        hyp = self._words.hyp()
+        segments = [
+            (seg.word, seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
+            for seg in (self._words.seg() if hyp is not None else [])
+        ]
+        words = [s for s in segments if _is_word(s[0])]
+        if hyp is None or not words:
+            return Heard(start=start, end=end, text="", confidence=0.0, uncertain=True)
+        phones = [
+            (seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
+            for seg in (self._phones.seg() if self._phones.hyp() is not None else [])
+        ]
+        ratios: list[float] = []
+        timings: list[WordTiming] = []
+        s = self.settings
+        for word, first, last, score in words:
+            loop = 0.0
+            for p_first, p_last, p_score in phones:
+                overlap = min(p_last, last) - max(p_first, first) + 1
+                if overlap > 0:
+                    loop += p_score * overlap / (p_last - p_first + 1)
+            ratio = (score - loop) / (last - first + 1)
+            ratios.append(ratio)
+            timings.append(
+                WordTiming(
+                    word=_base_word(word),
+                    start=start + first / FRAME_RATE,
+                    end=start + (last + 1) / FRAME_RATE,
+                    confidence=self._squash(ratio),
+                )
+            )
+        frames = sum(last - first + 1 for _, first, last, _ in words)
+        mean_ratio = sum(r * (last - first + 1) for r, (_, first, last, _) in zip(ratios, words, strict=True)) / frames
+        confidence = self._squash(mean_ratio)
+        text = " ".join(t.word for t in timings)
+        return Heard(
+            start=timings[0].start,
+            end=timings[-1].end,
+            text=text,
+            confidence=confidence,
+            uncertain=confidence < s.min_confidence,
+            words=tuple(timings),
+        )
+
+    def _squash(self, ratio: float) -> float:
+        s = self.settings
+        return 1.0 / (1.0 + math.exp(-(ratio - s.confidence_center) * s.confidence_slope))
+
+    def decode(self, samples: np.ndarray, start: float = 0.0) -> Heard:
+        """Recognize one utterance that is already cut out (int16, 16 kHz)."""
+        if len(samples) == 0:
+            raise EngineError("empty utterance: no samples to decode")
+        self._start()
+        self._feed(samples)
+        heard = self._finish(start, start + len(samples) / RATE)
+        return heard
+
+    def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
+        """Cut the stream by voice activity; yield each utterance as soon as it closes."""
+        endpointer = Endpointer(self.endpoint_settings)
+        utt_start = 0.0
+        for chunk in chunks:
+            fed_at = time.perf_counter()
+            for event in endpointer.feed(chunk.samples):
+                if event.kind == "start":
+                    utt_start = event.time
+                    self._start()
+                    self._feed(event.samples)
+                elif event.kind == "audio":
+                    self._feed(event.samples)
+                else:
+                    yield from self._close(endpointer, event.time, utt_start, chunk.end, fed_at)
+        for event in endpointer.flush():
+            end = event.time
+            yield from self._close(endpointer, end, utt_start, end, time.perf_counter())
+
+    def _close(
+        self, endpointer: Endpointer, speech_end: float, utt_start: float, fed_until: float, fed_at: float
+    ) -> Iterator[Heard]:
+        heard = self._finish(utt_start, speech_end)
+        if endpointer.voiced_seconds() < self.endpoint_settings.min_speech:
+            return
+        waited = max(0.0, fed_until - speech_end)  # stream time the endpointer needed to be sure
+        latency = waited + (time.perf_counter() - fed_at)
+        yield Heard(
+            start=heard.start if heard.text else utt_start,
+            end=heard.end if heard.text else speech_end,
+            text=heard.text,
+            confidence=heard.confidence,
+            uncertain=heard.uncertain,
+            words=heard.words,
+            latency=latency,
+        )
