@@ -326,7 +326,6 @@ def test_a_store_damaged_inside_gives_database_is_corrupt(db: Path) -> None:
     assert len(data) > 20 * page
     data[8 * page : 16 * page] = b"\xde\xad\xbe\xef" * (2 * page)
     db.write_bytes(bytes(data))
-    with pytest.raises(StoreError) as caught:
-        with Store.open(db, readonly=True) as store:
-            store.verify()
+    with pytest.raises(StoreError) as caught, Store.open(db, readonly=True) as store:
+        store.verify()
     assert str(caught.value) == f"database is corrupt: {db}"
