@@ -35,6 +35,8 @@ class ProcedureConfig:
     """Seconds for a due announcement or answer."""
     prize_cap: float = 2500.0
     """Aggregate prizes of an occasion (E(2)(f))."""
+    min_confidence: float = 0.5
+    """Below this recognizer confidence a hearing is unsure: never a violation on its own."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,157 @@
+"""bingo-assistant: the command line. Flags are read here and nowhere else."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import app
+from .settings import Settings, SettingsError, load_settings, override
+
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+
+
+def _engine_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=["pocketsphinx", "vosk"], help="recognizer (default from config: pocketsphinx)")
+    p.add_argument("--model", type=Path, help="vosk model directory (default: config, BINGO_VOSK_MODEL, user cache)")
+
+
+def _record_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", type=Path, help="SQLite record to write (default: none for check, config for listen)")
+    p.add_argument("--resume", action="store_true", help="continue the last unfinished occasion in --db")
+    p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for WAV sessions)")
+    p.add_argument("--voice-out", type=Path, help="write everything the assistant said to this WAV, at its times")
+    p.add_argument("--prompts-json", type=Path, help="write the prompts with their times to this JSON file")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bingo-assistant",
+        description="Offline voice assistant for bingo callers: checks every spoken step against "
+        "N.M. Admin. Code 15.4.7.11, prompts the caller, keeps a tamper-evident record.",
+    )
+    parser.add_argument("--config", type=Path, help="a hall's TOML config merged over config/default.toml")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    demo = verbs.add_parser("demo", help="play the bundled recorded game through the whole pipeline")
+    demo.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for record, report, voice")
+    demo.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go (default auto)")
+    demo.add_argument("--game", choices=["compliant", "faulty"], default="compliant", help="which bundled game")
+    _engine_flags(demo)
+
+    transcribe = verbs.add_parser("transcribe", help="print what was said in a recording, one utterance a line")
+    transcribe.add_argument("audio", type=Path, metavar="AUDIO", help="a WAV file (any rate, any channels)")
+    transcribe.add_argument("--json", action="store_true", help="one JSON object a line: start, end, text, call")
+    _engine_flags(transcribe)
+
+    check = verbs.add_parser("check", help="check a recorded session (WAV or transcript script) against the rule")
+    check.add_argument("session", type=Path, metavar="SESSION", help="WAV (mono caller; stereo caller/floor) or script")
+    check.add_argument("--json", action="store_true", help="print the JSON report instead of text")
+    check.add_argument("--quiet", action="store_true", help="do not print events as they happen")
+    _record_flags(check)
+    _engine_flags(check)
+
+    listen = verbs.add_parser("listen", help="follow a game live from the microphone(s)")
+    listen.add_argument("--caller-device", help="input device of the caller's microphone")
+    listen.add_argument("--floor-device", help="input device of the floor microphone (or: right channel)")
+    listen.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go")
+    _record_flags(listen)
+    _engine_flags(listen)
+
+    diagram = verbs.add_parser("diagram", help="draw the procedure from the rule pack (Mermaid and SVG)")
+    diagram.add_argument("-o", "--out", type=Path, default=Path("docs/diagram"), help="output folder")
+    diagram.add_argument("--rules", type=Path, help="rule pack (default from config)")
+
+    verify = verbs.add_parser("verify", help="check the hash chain of a record")
+    verify.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    verify.add_argument("--head", help="the chain head printed earlier (e.g. on a report): catches a rewritten chain")
+
+    report = verbs.add_parser("report", help="report an occasion for the operator or the regulator")
+    report.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    report.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
+    report.add_argument("--format", choices=["html", "json", "csv", "text"], default="html")
+    report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
+
+    prune = verbs.add_parser("prune", help="archive, then remove, records older than the retention period")
+    prune.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    prune.add_argument("--archive", type=Path, required=True, help="archive file written before anything is removed")
+    prune.add_argument("--years", type=int, help="retention in years (default from config: 3)")
+
+    winner = verbs.add_parser("winner", help="enter a winner-take-all winner's contact details (E(2)(c),(d))")
+    winner.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    winner.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
+    winner.add_argument("--game", type=int, required=True, help="game number within the occasion")
+    winner.add_argument("--name", required=True, help="winner's name")
+    winner.add_argument("--contact", required=True, help="address or telephone")
+    winner.add_argument("--prize", type=float, required=True, help="prize paid, in dollars")
+    winner.add_argument("--tax-document", help="reference of the tax reporting document (e.g. W-2G number)")
+
+    models = verbs.add_parser("models", help="manage recognizer models")
+    models_verbs = models.add_subparsers(dest="models_verb", required=True, metavar="ACTION")
+    fetch = models_verbs.add_parser("fetch", help="download and verify a vosk model (needs internet)")
+    fetch.add_argument("--name", default="vosk-model-small-en-us-0.15", help="model name")
+    fetch.add_argument("--url", help="download address (default: the model's official address)")
+    fetch.add_argument("--sha256", help="expected checksum of the archive")
+    fetch.add_argument("--dest", type=Path, help="folder to unpack into (default: the per-user cache)")
+
+    serve = verbs.add_parser("serve", help="the master board console: a local web page for the caller's desk")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument("--session", type=Path, help="replay a recorded session (WAV or script) into the console")
+    serve.add_argument("--live", action="store_true", help="follow the microphone(s) as `listen` does")
+    serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
+    serve.add_argument("--db", type=Path, help="SQLite record to write")
+    _engine_flags(serve)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    settings = load_settings(args.config)
+    settings = override(
+        settings, "recognizer", engine=getattr(args, "engine", None), vosk_model=getattr(args, "model", None)
+    )
+    voice = getattr(args, "voice", None)
+    settings = override(settings, "voice", mode=voice)
+    settings = override(
+        settings,
+        "audio",
+        caller_device=getattr(args, "caller_device", None),
+        floor_device=getattr(args, "floor_device", None),
+    )
+    return settings
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+        "demo": app.demo,
+        "transcribe": app.transcribe,
+        "check": app.check,
+        "listen": app.listen,
+        "diagram": app.diagram,
+        "verify": app.verify,
+        "report": app.report,
+        "prune": app.prune,
+        "winner": app.winner,
+        "models": app.models,
+        "serve": app.serve,
+    }
+    try:
+        settings = settings_from(args)
+        return handlers[args.verb](args, settings)
+    except (app.UsageError, SettingsError, *app.input_errors()) as exc:  # type: ignore[misc]
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"bingo-assistant: error: {message}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        print("bingo-assistant: stopped", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

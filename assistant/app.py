@@ -1,0 +1,361 @@
+"""The verbs of bingo-assistant, each wiring the ports for one job. The CLI (__main__) calls these."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from .audio import AudioError, MicrophoneSource, read_wav
+from .engines import EngineError, make_recognizer
+from .grammar import Grammar, GrammarError
+from .messages import GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
+from .pipeline import (
+    EventPrinter,
+    Session,
+    inputs_from_recording,
+    lockstep_utterances,
+    plans_from,
+    recognizers_for,
+    role_intents,
+    step_follower,
+)
+from .procedure import RuleError, RulePack, write_diagram
+from .report import json_extras, render_csv, render_html, render_json, render_text
+from .script import ScriptError, parse_plan, read_script
+from .settings import ROOT, Settings
+from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
+from .store import Journal, Store, StoreError, occasion_record
+
+FIXTURES = ROOT / "audio_fixtures"
+DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_faulty"}
+
+
+class UsageError(Exception):
+    """The command cannot run with what it was given."""
+
+
+def input_errors() -> tuple[type[Exception], ...]:
+    """Errors that mean unusable input: the CLI prints their one line and exits 2."""
+    return (AudioError, EngineError, GrammarError, RuleError, ScriptError, SpeakerError, StoreError, FileNotFoundError)
+
+
+def _voice_settings(settings: Settings) -> VoiceSettings:
+    v = settings.voice
+    return VoiceSettings(rate=v.rate, volume=v.volume, voice=v.voice, device=v.device, muted_kinds=v.muted_kinds)
+
+
+def _is_wav(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            head = f.read(12)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"no such file: {path}") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return True
+    if path.suffix.lower() == ".wav":
+        raise AudioError(f"not a WAV file: {path}")
+    return False
+
+
+class _Run:
+    """What one check/demo/listen run writes to: printer, store (through its journal), voice, prompt list."""
+
+    def __init__(self, settings: Settings, grammar: Grammar, *, source: str, printer: bool) -> None:
+        self.settings = settings
+        self.grammar = grammar
+        self.source = source
+        self.stack = ExitStack()
+        self.prompts: list[Prompt] = []
+        self.printer = EventPrinter(sys.stdout, grammar) if printer else None
+        self.store: Store | None = None
+        self.journal: Journal | None = None
+        self.occasion_id: int | None = None
+        self.speaker: Speaker = make_speaker("silent", _voice_settings(settings), None)
+
+    def open_store(self, db: Path | None, resume: bool) -> None:
+        if db is None:
+            if resume:
+                raise UsageError("--resume needs --db")
+            return
+        self.store = Store.open(db)
+        self.stack.callback(self.store.close)
+        if resume:
+            self.occasion_id = self.store.latest_open_occasion(self.source)
+            if self.occasion_id is None:
+                raise UsageError(f"nothing to resume in {db} for {self.source}")
+        else:
+            self.occasion_id = self.store.start_occasion(source=self.source)
+        self.journal = Journal(self.store, self.occasion_id)
+
+    def use_speaker(self, mode: str, out: Path | None) -> str:
+        """Open the voice; "auto" is the sound device when there is one, otherwise the WAV file `out`."""
+        voice = _voice_settings(self.settings)
+        if mode == "auto":
+            try:
+                self.speaker = make_speaker("live", voice, None)
+                mode = "live"
+            except SpeakerError:
+                self.speaker = make_speaker("wav", voice, out)
+                mode = "wav"
+        else:
+            self.speaker = make_speaker(mode, voice, out)
+        self.stack.callback(self.speaker.close)
+        return mode
+
+    def session(self) -> Session:
+        targets: list[Callable[[Output], None]] = [self._speak]
+        if self.printer is not None:
+            targets.append(self.printer)
+        sinks = [self.journal.forward(*targets)] if self.journal is not None else targets
+        session = Session.create(self.settings, self.grammar, sinks)
+        session.on_input.append(self._record_input)
+        return session
+
+    def resume(self, session: Session) -> int:
+        """Replay what the record holds; the journal passes on only what a crash cut off. Returns the count."""
+        if self.journal is None:
+            return 0
+        stored = self.journal.recorded_inputs()
+        session.run(stored)
+        return len(stored)
+
+    def _record_input(self, item: Input) -> None:
+        new = self.journal.input(item) if self.journal is not None else True
+        if new and isinstance(item, Utterance) and self.printer is not None:
+            self.printer.heard(item)
+
+    def _speak(self, item: Output) -> None:
+        if isinstance(item, Prompt):
+            self.prompts.append(item)
+            self.speaker.say(item)
+
+    def finish(self, session: Session, prompts_json: Path | None) -> None:
+        if self.store is not None and self.occasion_id is not None:
+            self.store.close_occasion(self.occasion_id, record=session.procedure.occasion)
+        self.speaker.close()
+        if prompts_json is not None:
+            rows = self.speaker.prompts_json()
+            prompts_json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+def _session_inputs(path: Path, plan: Path | None, settings: Settings, grammar: Grammar) -> Iterator[Input]:
+    if _is_wav(path):
+        recording = read_wav(path)
+        recognizers = recognizers_for(recording, settings, grammar)
+        return inputs_from_recording(recording, recognizers, grammar, plans_from(plan))
+    if plan is not None:
+        raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
+    items = read_script(path, grammar)
+    if not items or not isinstance(items[-1], SessionEnd):
+        last = max((i.end if isinstance(i, Utterance) else i.time for i in items), default=0.0)
+        items.append(SessionEnd(last))
+    return iter(items)
+
+
+def _skip(items: Iterable[Input], n: int) -> Iterator[Input]:
+    for i, item in enumerate(items):
+        if i >= n:
+            yield item
+
+
+def check(args: argparse.Namespace, settings: Settings) -> int:
+    grammar = Grammar.load(settings.recognizer.grammar)
+    run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
+    with run.stack:
+        items = _session_inputs(args.session, args.plan, settings, grammar)
+        run.open_store(args.db, args.resume)
+        if args.voice_out is not None:
+            run.use_speaker("wav", args.voice_out)
+        session = run.session()
+        skip = run.resume(session)
+        session.run(_skip(items, skip))
+        run.finish(session, args.prompts_json)
+        occasion = session.procedure.occasion
+        print(render_json(occasion) if args.json else render_text(occasion))
+        return 1 if session.has_findings() else 0
+
+
+def demo(args: argparse.Namespace, settings: Settings) -> int:
+    grammar = Grammar.load(settings.recognizer.grammar)
+    name = DEMO_GAMES[args.game]
+    wav, script = FIXTURES / f"{name}.wav", FIXTURES / f"{name}.txt"
+    plan_lines = [line for line in script.read_text(encoding="utf-8").splitlines() if line.startswith("@game")]
+    plans = parse_plan("\n".join(plan_lines))
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / "demo.db"
+    for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
+        stale.unlink(missing_ok=True)
+    voice_wav = out / "demo-voice.wav"
+    run = _Run(settings, grammar, source=str(wav), printer=True)
+    with run.stack:
+        run.open_store(db, resume=False)
+        mode = run.use_speaker(settings.voice.mode, voice_wav)
+        print(f"demo: {wav.name} through {settings.recognizer.engine}, the NM 15.4.7.11 procedure, voice: {mode}")
+        session = run.session()
+        recording = read_wav(wav)
+        recognizers = recognizers_for(recording, settings, grammar)
+        session.sinks.append(step_follower(recognizers, grammar))
+        session.run(inputs_from_recording(recording, recognizers, grammar, plans))
+        run.finish(session, out / "demo-prompts.json")
+        occasion = session.procedure.occasion
+    report_html, report_json = out / "demo-report.html", out / "demo-report.json"
+    with Store.open(db, readonly=True) as store:
+        occasion_id = _latest(store, None)
+        record = occasion_record(store, occasion_id)
+        report_html.write_text(render_html(store, occasion_id), encoding="utf-8")
+    report_json.write_text(render_json(record) + "\n", encoding="utf-8")
+    print(render_text(occasion))
+    print(f"record: {db}\nreport: {report_html}\njson:   {report_json}")
+    if mode == "wav":
+        print(f"voice:  {voice_wav} (no sound device here: prompts were written to this file)")
+    return 1 if session.has_findings() else 0
+
+
+def transcribe(args: argparse.Namespace, settings: Settings) -> int:
+    grammar = Grammar.load(settings.recognizer.grammar)
+    recording = read_wav(args.audio)
+    recognizers = []
+    for role in (Role.CALLER, Role.FLOOR)[: len(recording.channels)]:
+        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer.set_step(role_intents(grammar, role) if len(recording.channels) > 1 else tuple(grammar.intents))
+        recognizers.append(recognizer)
+    from .pipeline import utterances_from_recording
+
+    for utterance in utterances_from_recording(recording, recognizers, grammar):
+        call = next((str(m.ball) for m in utterance.meanings if m.intent == "call" and m.ball), None)
+        if args.json:
+            row: dict[str, object] = {
+                "start": round(utterance.start, 2),
+                "end": round(utterance.end, 2),
+                "text": utterance.text,
+                "call": call,
+                "role": utterance.role.value,
+                "confidence": round(utterance.confidence, 3),
+                "uncertain": utterance.uncertain,
+            }
+            print(json.dumps(row))
+        else:
+            print(utterance.text if utterance.text else "[not understood]")
+    return 0
+
+
+def listen(args: argparse.Namespace, settings: Settings) -> int:
+    grammar = Grammar.load(settings.recognizer.grammar)
+    sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
+    if settings.audio.floor_device:
+        sources.append(MicrophoneSource(settings.audio.floor_device, channels=1))
+    plans = plans_from(args.plan)
+    db = args.db or settings.store.db
+    run = _Run(settings, grammar, source="live", printer=True)
+    with run.stack:
+        run.open_store(db, args.resume)
+        mode = settings.voice.mode if settings.voice.mode != "auto" else "live"
+        run.use_speaker(mode, args.voice_out)
+        session = run.session()
+        run.resume(session)
+        recognizers = [
+            make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model) for _ in sources
+        ]
+        session.sinks.append(step_follower(recognizers, grammar))
+        if plans and not args.resume:
+            session.feed(GameStart(0.0, plans[0]))
+        streams = [s.stream() for s in sources]
+        chunks = (tuple(step[0] for step in steps) for steps in zip(*streams, strict=False))
+        end = 0.0
+        print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
+        try:
+            for utterance in lockstep_utterances(chunks, recognizers, grammar):
+                session.feed(utterance)
+                end = utterance.end
+        except KeyboardInterrupt:
+            pass
+        session.feed(SessionEnd(end))
+        run.finish(session, args.prompts_json)
+        print(render_text(session.procedure.occasion))
+        return 1 if session.has_findings() else 0
+
+
+def diagram(args: argparse.Namespace, settings: Settings) -> int:
+    rules = RulePack.load(args.rules or settings.procedure.rules)
+    for path in write_diagram(rules, args.out):
+        print(path)
+    return 0
+
+
+def verify(args: argparse.Namespace, settings: Settings) -> int:
+    with Store.open(args.db, readonly=True) as store:
+        result = store.verify(expected_head=args.head)
+    print(result.describe())
+    return 0 if result.ok else 1
+
+
+def _latest(store: Store, occasion: int | None) -> int:
+    if occasion is not None:
+        return occasion
+    latest = store.latest_occasion()
+    if latest is None:
+        raise UsageError("the record holds no occasion")
+    return latest
+
+
+def report(args: argparse.Namespace, settings: Settings) -> int:
+    with Store.open(args.db, readonly=True) as store:
+        occasion_id = _latest(store, args.occasion)
+        record = occasion_record(store, occasion_id)
+        renderers: dict[str, Callable[[], str]] = {
+            "html": lambda: render_html(store, occasion_id),
+            "json": lambda: render_json(record, **json_extras(store, occasion_id)),
+            "csv": lambda: render_csv(record),
+            "text": lambda: render_text(record),
+        }
+        text = renderers[args.format]()
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+        print(args.output)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def prune(args: argparse.Namespace, settings: Settings) -> int:
+    years = args.years if args.years is not None else settings.store.retention_years
+    cutoff = datetime.now() - timedelta(days=365 * years)
+    with Store.open(args.db) as store:
+        result = store.prune(cutoff, args.archive)
+    print(result.describe())
+    return 0
+
+
+def winner(args: argparse.Namespace, settings: Settings) -> int:
+    with Store.open(args.db) as store:
+        occasion_id = _latest(store, args.occasion)
+        store.record_winner(
+            occasion_id,
+            args.game,
+            name=args.name,
+            contact=args.contact,
+            prize=args.prize,
+            tax_document=args.tax_document,
+        )
+    print(f"winner recorded: occasion {occasion_id}, game {args.game}")
+    return 0
+
+
+def models(args: argparse.Namespace, settings: Settings) -> int:
+    from .engines.models import fetch_model
+
+    path = fetch_model(name=args.name, url=args.url, sha256=args.sha256, dest=args.dest)
+    print(path)
+    return 0
+
+
+def serve(args: argparse.Namespace, settings: Settings) -> int:
+    raise UsageError("serve is not wired yet")

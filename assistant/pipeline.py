@@ -1,0 +1,300 @@
+"""Wires the ports: audio source -> recognizer -> grammar -> procedure -> speaker, store, console, printer."""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .audio import AudioChunk, Recording, chunks
+from .engines import make_recognizer
+from .engines.base import Heard, Recognizer
+from .grammar import Grammar
+from .messages import (
+    BoardKey,
+    CallMade,
+    CallWithdrawn,
+    ClaimOpened,
+    ClaimResolved,
+    Finding,
+    GameClosed,
+    GameOpened,
+    GamePlan,
+    GameStart,
+    Input,
+    Output,
+    Prompt,
+    Role,
+    SessionEnd,
+    Severity,
+    StepChanged,
+    Utterance,
+)
+from .procedure import Procedure, ProcedureSettings, RulePack
+from .questions import answer
+from .settings import Settings
+
+QUESTION_INTENTS = ("ask-count", "ask-last", "ask-called", "ask-letter", "ask-not-called", "ask-repeat")
+CHANNEL_ROLES = (Role.CALLER, Role.FLOOR)
+"""Mono is the caller's microphone; stereo is left the caller, right the floor."""
+
+
+def _fmt_time(t: float) -> str:
+    minutes, seconds = divmod(t, 60)
+    return f"{int(minutes):02d}:{seconds:04.1f}"
+
+
+class EventPrinter:
+    """Prints each call, claim, prompt and finding as it happens, one line each."""
+
+    def __init__(self, out: TextIO = sys.stdout, grammar: Grammar | None = None) -> None:
+        self.out = out
+        self.grammar = grammar
+
+    def heard(self, utterance: Utterance) -> None:
+        flag = " (unsure)" if utterance.uncertain else ""
+        self.out.write(f"{_fmt_time(utterance.start)}  {utterance.role.value:>6}: {utterance.text}{flag}\n")
+        self.out.flush()
+
+    def __call__(self, item: Output) -> None:
+        line: str | None = None
+        if isinstance(item, GameOpened):
+            line = f"game {item.game}: {item.plan.type.value}"
+        elif isinstance(item, CallMade):
+            line = f"call {item.ball}"
+        elif isinstance(item, CallWithdrawn):
+            line = f"withdrawn {item.ball}"
+        elif isinstance(item, ClaimOpened):
+            held = f", holding {item.held_ball}" if item.held_ball else ""
+            line = f"claim{held}"
+        elif isinstance(item, ClaimResolved):
+            verdict = "valid" if item.valid else "not valid"
+            card = f" card {item.manufacturer or '?'}/{item.serial or '?'}"
+            line = f"claim {verdict}{card}"
+        elif isinstance(item, GameClosed):
+            line = f"game {item.game} {item.status}"
+        elif isinstance(item, Prompt):
+            line = f'prompt: "{item.text}"'
+        elif isinstance(item, Finding):
+            line = f"FINDING {item.clause} {item.code} [{item.severity.value}]: {item.message} (heard: {item.heard!r})"
+        if line is None:
+            return
+        time = getattr(item, "time", None)
+        stamp = _fmt_time(time) if isinstance(time, float | int) else "     "
+        self.out.write(f"{stamp}  {line}\n")
+        self.out.flush()
+
+
+@dataclass
+class Session:
+    """One occasion followed live or from a recording: every input goes through the procedure once."""
+
+    procedure: Procedure
+    grammar: Grammar
+    sinks: list[Callable[[Output], None]] = field(default_factory=list)
+    on_input: list[Callable[[Input], None]] = field(default_factory=list)
+    last_prompt: Prompt | None = None
+
+    @classmethod
+    def create(cls, settings: Settings, grammar: Grammar, sinks: Sequence[Callable[[Output], None]] = ()) -> Session:
+        session = cls(procedure=None, grammar=grammar, sinks=list(sinks))  # type: ignore[arg-type]
+        session.procedure = Procedure(
+            rules=RulePack.load(settings.procedure.rules),
+            grammar=grammar,
+            settings=ProcedureSettings(
+                repeat_window=settings.procedure.repeat_window,
+                answer_window=settings.procedure.answer_window,
+                prize_cap=settings.procedure.prize_cap,
+                min_confidence=settings.procedure.min_confidence,
+            ),
+            emit=session.emit,
+        )
+        return session
+
+    def emit(self, item: Output) -> None:
+        if isinstance(item, Prompt):
+            self.last_prompt = item
+        for sink in self.sinks:
+            sink(item)
+
+    def feed(self, item: Input) -> None:
+        for hook in self.on_input:
+            hook(item)
+        self.procedure.feed(item)
+        if isinstance(item, Utterance) and item.role is Role.CALLER and not item.uncertain:
+            for meaning in item.meanings:
+                if meaning.intent in QUESTION_INTENTS:
+                    reply = answer(meaning, self.procedure.board, self.last_prompt, self.grammar)
+                    if reply is not None:
+                        self.emit(reply)
+
+    def run(self, items: Iterable[Input]) -> None:
+        for item in items:
+            self.feed(item)
+
+    def has_findings(self) -> bool:
+        """Violations or warnings; unsure hearings alone leave a session compliant but listed for review."""
+        return any(f.severity is not Severity.UNCERTAIN for f in self.procedure.occasion.all_findings())
+
+
+def heard_to_utterance(heard: Heard, role: Role, grammar: Grammar) -> Utterance:
+    return grammar.utterance(
+        heard.start, heard.end, role, heard.text, confidence=heard.confidence, uncertain=heard.uncertain
+    )
+
+
+def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
+    """The intents a channel can carry: the floor microphone hears the floor and the players."""
+    roles = {role.value} | ({Role.PLAYER.value} if role is Role.FLOOR else set())
+    return tuple(name for name, intent in grammar.intents.items() if roles & set(intent.roles))
+
+
+def recognizers_for(recording: Recording, settings: Settings, grammar: Grammar) -> list[Recognizer]:
+    out = []
+    for role in CHANNEL_ROLES[: len(recording.channels)]:
+        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer.set_step(role_intents(grammar, role))
+        out.append(recognizer)
+    return out
+
+
+class _ChannelWorker:
+    """One channel's recognizer on its own thread, fed one chunk at a time in lock-step with the others.
+
+    The recognizer's `stream` pulls chunks; a chunk is handed over only when it asks for the next one,
+    so once it asks, everything it heard up to the previous chunk is in `heard`. That keeps channels in
+    time order and lets the procedure narrow the grammar before the next chunk is decoded.
+    """
+
+    def __init__(self, recognizer: Recognizer, role: Role) -> None:
+        self.recognizer = recognizer
+        self.role = role
+        self.heard: queue.SimpleQueue[Heard] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self._chunk: AudioChunk | None = None
+        self._have = threading.Semaphore(0)
+        self._want = threading.Semaphore(0)
+        self._thread = threading.Thread(target=self._run, name=f"recognizer-{role.value}", daemon=True)
+        self._thread.start()
+
+    def _chunks(self) -> Iterator[AudioChunk]:
+        while True:
+            self._want.release()
+            self._have.acquire()
+            if self._chunk is None:
+                return
+            yield self._chunk
+
+    def _run(self) -> None:
+        try:
+            for heard in self.recognizer.stream(self._chunks()):
+                self.heard.put(heard)
+        except BaseException as exc:  # handed to the main thread, which raises it
+            self.error = exc
+        finally:
+            self._want.release()
+
+    def wait_ready(self) -> None:
+        self._want.acquire()
+        if self.error is not None:
+            raise self.error
+
+    def give(self, chunk: AudioChunk | None) -> None:
+        self._chunk = chunk
+        self._have.release()
+
+    def finish(self) -> None:
+        self.wait_ready()
+        self.give(None)
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def lockstep_utterances(
+    channel_chunks: Iterable[Sequence[AudioChunk]],
+    recognizers: Sequence[Recognizer],
+    grammar: Grammar,
+) -> Iterator[Utterance]:
+    """Utterances of all channels in time order, while the audio streams (file or microphone)."""
+    workers = [_ChannelWorker(r, role) for r, role in zip(recognizers, CHANNEL_ROLES, strict=False)]
+
+    def drain() -> list[Utterance]:
+        found = []
+        for worker in workers:
+            while not worker.heard.empty():
+                heard = worker.heard.get()
+                if heard.text or heard.uncertain:
+                    found.append(heard_to_utterance(heard, worker.role, grammar))
+        return sorted(found, key=lambda u: (u.end, u.start))
+
+    try:
+        for step in channel_chunks:
+            for worker in workers:
+                worker.wait_ready()
+            yield from drain()
+            for worker, chunk in zip(workers, step, strict=False):
+                worker.give(chunk)
+    finally:
+        for worker in workers:
+            worker.finish()
+    yield from drain()
+
+
+def recording_chunks(recording: Recording, chunk_seconds: float = 0.1) -> Iterator[tuple[AudioChunk, ...]]:
+    return zip(*(chunks(channel, chunk_seconds) for channel in recording.channels), strict=False)
+
+
+def utterances_from_recording(
+    recording: Recording, recognizers: Sequence[Recognizer], grammar: Grammar
+) -> Iterator[Utterance]:
+    """Every channel recognized, merged in time order."""
+    return lockstep_utterances(recording_chunks(recording), recognizers, grammar)
+
+
+def inputs_from_recording(
+    recording: Recording, recognizers: Sequence[Recognizer], grammar: Grammar, plans: Sequence[GamePlan]
+) -> Iterator[Input]:
+    """The hall's program starts the games; speech follows; the end of the recording closes the session."""
+    if plans:
+        yield GameStart(0.0, plans[0])
+    next_plan = 1
+    for utterance in utterances_from_recording(recording, recognizers, grammar):
+        yield utterance
+        closes = any(m.intent == "game-completed" for m in utterance.meanings)
+        if closes and next_plan < len(plans):
+            yield GameStart(utterance.end, plans[next_plan])
+            next_plan += 1
+    yield SessionEnd(recording.duration)
+
+
+def board_keys(items: Iterable[Input]) -> list[BoardKey]:
+    return [i for i in items if isinstance(i, BoardKey)]
+
+
+def step_follower(recognizers: Sequence[Recognizer], grammar: Grammar) -> Callable[[Output], None]:
+    """Narrow each recognizer to what the procedure expects next (per-step grammars)."""
+
+    def follow(item: Output) -> None:
+        if isinstance(item, StepChanged):
+            for recognizer, role in zip(recognizers, CHANNEL_ROLES, strict=False):
+                allowed = set(role_intents(grammar, role))
+                recognizer.set_step([i for i in grammar.step_intents(item.step) if i in allowed])
+
+    return follow
+
+
+def plans_from(path: Path | None) -> list[GamePlan]:
+    if path is None:
+        return []
+    from .script import parse_plan
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise FileNotFoundError(f"cannot read plan {path}: {exc.strerror}") from exc
+    return parse_plan(text)
