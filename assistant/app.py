@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -145,37 +145,34 @@ class _Run:
             prompts_json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 
 
-def _session_inputs(path: Path, plan: Path | None, settings: Settings, grammar: Grammar) -> Iterator[Input]:
-    if _is_wav(path):
-        recording = read_wav(path)
-        recognizers = recognizers_for(recording, settings, grammar)
-        return inputs_from_recording(recording, recognizers, grammar, plans_from(plan))
-    if plan is not None:
-        raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
+def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
     items = read_script(path, grammar)
     if not items or not isinstance(items[-1], SessionEnd):
         last = max((i.end if isinstance(i, Utterance) else i.time for i in items), default=0.0)
         items.append(SessionEnd(last))
-    return iter(items)
-
-
-def _skip(items: Iterable[Input], n: int) -> Iterator[Input]:
-    for i, item in enumerate(items):
-        if i >= n:
-            yield item
+    return items
 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
+    """Check a recorded session. On --resume the whole session is fed again: the journal keeps what the
+    record already holds (it must match) and records only what a crash cut off."""
     grammar = Grammar.load(settings.recognizer.grammar)
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:
-        items = _session_inputs(args.session, args.plan, settings, grammar)
+        recording = read_wav(args.session) if _is_wav(args.session) else None
+        if recording is None and args.plan is not None:
+            raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
+        script = _script_inputs(args.session, grammar) if recording is None else []
         run.open_store(args.db, args.resume)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
         session = run.session()
-        skip = run.resume(session)
-        session.run(_skip(items, skip))
+        if recording is not None:
+            recognizers = recognizers_for(recording, settings, grammar)
+            session.sinks.append(step_follower(recognizers, grammar))
+            session.run(inputs_from_recording(recording, recognizers, grammar, plans_from(args.plan)))
+        else:
+            session.run(script)
         run.finish(session, args.prompts_json)
         occasion = session.procedure.occasion
         print(render_json(occasion) if args.json else render_text(occasion))
