@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
     serve.add_argument("--session", type=Path, help="replay a recorded session (WAV or script) into the console")
+    serve.add_argument("--realtime", action="store_true", help="replay --session at the pace it was recorded")
     serve.add_argument("--live", action="store_true", help="follow the microphone(s) as `listen` does")
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
     serve.add_argument("--db", type=Path, help="SQLite record to write")

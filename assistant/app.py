@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .audio import AudioError, MicrophoneSource, read_wav
+from .audio import AudioChunk, AudioError, MicrophoneSource, read_wav
 from .engines import EngineError, make_recognizer
+from .engines.base import Recognizer
 from .grammar import Grammar, GrammarError
-from .messages import GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
+from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
 from .pipeline import (
     EventPrinter,
     Session,
@@ -246,26 +249,17 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
 
 def listen(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
-    sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
-    if settings.audio.floor_device:
-        sources.append(MicrophoneSource(settings.audio.floor_device, channels=1))
+    chunks, recognizers = _microphones(settings, grammar)
     plans = plans_from(args.plan)
-    db = args.db or settings.store.db
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
-        run.open_store(db, args.resume)
-        mode = settings.voice.mode if settings.voice.mode != "auto" else "live"
-        run.use_speaker(mode, args.voice_out)
+        run.open_store(args.db or settings.store.db, args.resume)
+        run.use_speaker(settings.voice.mode, args.voice_out)
         session = run.session()
         run.resume(session)
-        recognizers = [
-            make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model) for _ in sources
-        ]
         session.sinks.append(step_follower(recognizers, grammar))
         if plans and not args.resume:
             session.feed(GameStart(0.0, plans[0]))
-        streams = [s.stream() for s in sources]
-        chunks = (tuple(step[0] for step in steps) for steps in zip(*streams, strict=False))
         end = 0.0
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
@@ -278,6 +272,21 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         run.finish(session, args.prompts_json)
         print(render_text(session.procedure.occasion))
         return 1 if session.has_findings() else 0
+
+
+def _microphones(settings: Settings, grammar: Grammar) -> tuple[Iterator[tuple[AudioChunk, ...]], list[Recognizer]]:
+    """The caller's microphone (and the floor's, when configured) with a recognizer each."""
+    sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
+    if settings.audio.floor_device:
+        sources.append(MicrophoneSource(settings.audio.floor_device, channels=1))
+    recognizers = []
+    for role in (Role.CALLER, Role.FLOOR)[: len(sources)]:
+        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer.set_step(role_intents(grammar, role))
+        recognizers.append(recognizer)
+    streams = [s.stream() for s in sources]
+    chunks = (tuple(step[0] for step in steps) for steps in zip(*streams, strict=False))
+    return chunks, recognizers
 
 
 def diagram(args: argparse.Namespace, settings: Settings) -> int:
@@ -355,4 +364,66 @@ def models(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
-    raise UsageError("serve is not wired yet")
+    """The master board console: a local web page fed by a recorded session, the microphone, or the desk alone."""
+    from .console import ConsoleHub
+    from .console import serve as serve_console
+    from .console.records import store_winners
+
+    if args.session is not None and args.live:
+        raise UsageError("serve takes --session or --live, not both")
+    grammar = Grammar.load(settings.recognizer.grammar)
+    source = str(args.session.resolve()) if args.session is not None else "console"
+    run = _Run(settings, grammar, source=source, printer=True)
+    sessions: list[Session] = []
+
+    def open_session(emit: Callable[[Output], None]) -> Session:
+        run.open_store(args.db, resume=False)
+        session = run.session()
+        session.sinks.append(emit)
+        sessions.append(session)
+        return session
+
+    hub = ConsoleHub(procedure_factory=open_session, grammar=grammar, prize_cap=settings.procedure.prize_cap)
+    if run.store is not None and run.occasion_id is not None:
+        hub.winner_sink = store_winners(run.store, run.occasion_id)
+    plans = plans_from(args.plan)
+
+    def speech() -> None:
+        if args.session is not None:
+            if _is_wav(args.session):
+                recording = read_wav(args.session)
+                recognizers = recognizers_for(recording, settings, grammar)
+                items: Iterable[Input] = inputs_from_recording(recording, recognizers, grammar, plans)
+            else:
+                items = _script_inputs(args.session, grammar)
+            started = time.monotonic()
+            for item in items:
+                if args.realtime:
+                    at = item.start if isinstance(item, Utterance) else item.time
+                    time.sleep(max(0.0, at - (time.monotonic() - started)))
+                hub.feed(item)
+        elif args.live:
+            for item in _live_inputs(settings, grammar, plans):
+                hub.feed(item)
+        elif plans:
+            hub.feed(GameStart(0.0, plans[0]))
+
+    feeder = threading.Thread(target=speech, name="console-speech", daemon=True)
+    feeder.start()
+    print(f"console: http://{args.host}:{args.port}/  (flashboard: /flashboard); Ctrl-C stops", file=sys.stderr)
+    try:
+        serve_console(hub, args.host, args.port)
+    finally:
+        if sessions:
+            hub.on_desk(lambda: run.finish(sessions[0], None))
+        hub.on_desk(run.stack.close)
+        hub.close()
+    return 0
+
+
+def _live_inputs(settings: Settings, grammar: Grammar, plans: Sequence[GamePlan]) -> Iterator[Input]:
+    """Speech recognized from the microphone(s) as it comes, after the first game of the program."""
+    chunks, recognizers = _microphones(settings, grammar)
+    if plans:
+        yield GameStart(0.0, plans[0])
+    yield from lockstep_utterances(chunks, recognizers, grammar)
