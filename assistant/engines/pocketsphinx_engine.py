@@ -25,6 +25,10 @@ from ..grammar import Grammar
 from .base import EngineError, Heard, WordTiming
 
 EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra.dict"
+PAUSE = "pause_"
+"""A dictionary word made of silence: with fillers off, the grammar places the pauses itself."""
+MAX_DIGITS = 8
+"""Longest card manufacturer ID or serial number heard, in digits."""
 FRAME_RATE = 100  # pocketsphinx frames per second
 _NOT_WORDS = ("<s>", "</s>", "<sil>", "[NOISE]", "SIL", "+NSN+", "+SPN+", "+BREATH+", "NULL")
 
@@ -37,15 +41,17 @@ class PocketsphinxSettings:
     wbeam: float = 7e-29
     pbeam: float = 1e-48
     maxhmmpf: int = 30000
+    cmninit: str = "44,-4,0.5,7.5,-5.5,-2.8,-2.5,-2,-1.3,-1,-1.5,-1,1.5"
+    """Starting cepstral mean: where live CMN settles on speech here, so the first utterance is not lost."""
     confidence_center: float = -4.2
     """Mean per-frame log-likelihood ratio (grammar vs phone loop) that maps to confidence 0.5."""
     confidence_slope: float = 1.5
-    min_confidence: float = 0.5
+    min_confidence: float = 0.6
     """Below this an utterance is uncertain."""
 
 
 def _is_word(word: str) -> bool:
-    return not (word.startswith("<") or word.startswith("[") or word.startswith("+") or word in _NOT_WORDS)
+    return word != PAUSE and not (word.startswith("<") or word.startswith("[") or word.startswith("+") or word in _NOT_WORDS)
 
 
 def _base_word(word: str) -> str:
@@ -106,6 +112,8 @@ class PocketsphinxRecognizer:
             "wbeam": s.wbeam,
             "pbeam": s.pbeam,
             "maxhmmpf": s.maxhmmpf,
+            "cmninit": s.cmninit,
+            "fsgusefiller": False,
         }
         self._words = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, **common))
         self._phones = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, allphone=str(phone_lm), **common))
@@ -113,6 +121,7 @@ class PocketsphinxRecognizer:
         for word, phones in extra.items():
             if self._words.lookup_word(word) is None:
                 self._words.add_word(word, phones, False)
+        self._words.add_word(PAUSE, "SIL", False)
         missing = sorted(w for w in grammar.vocabulary() if self._words.lookup_word(w) is None)
         if missing:
             raise EngineError(f"no pronunciation for grammar words {missing}: add them to {extra_dict or EXTRA_DICT}")
@@ -134,9 +143,12 @@ class PocketsphinxRecognizer:
             jsgf = self.grammar.jsgf(key)
             # One meaning per utterance: the endpointer cuts at each pause, and a looping JSGF makes the
             # pocketsphinx FSG search both slow and prone to inserting words.
-            single = jsgf.replace("public <utterance> = <item>+;", "public <utterance> = <item>;")
+            single = jsgf.replace("public <utterance> = <item>+;", "public <utterance> = [<pause>] <item> [<pause>]; <pause> = pause_ [pause_];")
             if single == jsgf:
                 raise EngineError("unexpected JSGF from the grammar: no '<utterance> = <item>+' rule")
+            # Digit strings (card IDs, serials) as bounded runs: FSG loops are slow and insert digits.
+            bounded = "<digit>" + " [<digit>" * (MAX_DIGITS - 1) + "]" * (MAX_DIGITS - 1)
+            single = single.replace("<digit>+", bounded)
             name = "step_" + hashlib.sha1("|".join(key).encode()).hexdigest()[:12]
             self._words.add_jsgf_string(name, single.encode())
             self._searches[key] = name
@@ -167,6 +179,7 @@ class PocketsphinxRecognizer:
         segments = [
             (seg.word, seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
             for seg in (self._words.seg() if hyp is not None else [])
+            if seg.start_frame >= 0
         ]
         words = [s for s in segments if _is_word(s[0])]
         if hyp is None or not words:
