@@ -49,7 +49,7 @@ def test_stream_truth_is_where_the_speech_is() -> None:
 
 
 def _h(calls: list[int], uncertain: bool = False) -> Hearing:
-    return Hearing(0.0, 1.0, "", 0.9, uncertain, 0.1, calls)
+    return Hearing(0.0, 1.0, "", 0.9, uncertain, 1.1, calls)
 
 
 def test_outcomes_and_fusing_the_two_hearings() -> None:
@@ -100,3 +100,4 @@ def test_tiny_run_gives_a_full_table(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert 0 < float(values["RTF"]) < 1.0
     assert 20 < float(values["peak MB"]) < 2000
     assert float(values["load s"]) > 0
+    assert 0 < float(values["latency p50 ms"]) <= float(values["latency p95 ms"]) < 10000

@@ -30,7 +30,7 @@ def _rates(text: str) -> tuple[int, ...]:
 
 def _calls(text: str) -> int | None:
     if text == "all":
-        return None
+        return 0
     if not text.isdigit() or not 1 <= int(text) <= 75:
         raise argparse.ArgumentTypeError(f"calls is 'all' or 1..75; got {text!r}")
     return int(text)
@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     acc.add_argument("--voices", type=int, default=6, help="espeak-ng voices (1..10)")
     acc.add_argument("--rates", type=_rates, default=None, help="words per minute, e.g. 130,165,200")
     acc.add_argument("--snr", type=_snrs, default=None, help="conditions: clean,20,10,5")
-    acc.add_argument("--calls", type=_calls, default=None, help="'all' (B1..O75) or the first N of a shuffle")
+    acc.add_argument(
+        "--calls", type=_calls, default=None, help="balls per voice and rate: 'all' or N (default 25, rotating)"
+    )
     acc.add_argument("--chatter", type=float, default=None, help="seconds of off-grammar chatter per condition")
     acc.add_argument("--no-real", action="store_true", help="skip the real human recordings")
     acc.add_argument("--enhance", action="store_true", help="noisereduce each stream before the recognizer")
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         voices=args.voices if not quick else min(args.voices, 2),
         rates=args.rates or ((165,) if quick else Plan.rates),
         conditions=args.snr or Plan.conditions,
-        calls=args.calls if args.calls is not None else (25 if quick else None),
+        calls=Plan.calls if args.calls is None else (args.calls or None),
         chatter_seconds=args.chatter if args.chatter is not None else (60.0 if quick else Plan.chatter_seconds),
         real=not args.no_real,
         enhance=args.enhance,

@@ -48,7 +48,7 @@ class Plan:
     voices: int = 6
     rates: tuple[int, ...] = gen.WORDS_PER_MINUTE
     conditions: tuple[str, ...] = tuple(CONDITIONS)
-    calls: int | None = None
+    calls: int | None = 25
     """Balls per voice and rate; None: all 75. Slices rotate so every ball is said by calls*voices*rates/75
     speakers; a slice of 25 with 6 voices at 3 rates says each ball in 6 voice-rate pairs."""
     phrases: bool = True
@@ -84,8 +84,8 @@ class Hearing:
     text: str
     confidence: float
     uncertain: bool
-    latency: float
-    """Measured here: end of the audio fed when the result came out, plus compute lag (not Heard.latency)."""
+    ready: float
+    """Stream time the result was out: the audio fed so far plus the compute lag (for a cut decode: the lag)."""
     calls: list[int] = field(default_factory=list)
     intents: list[str] = field(default_factory=list)
 
@@ -205,7 +205,7 @@ def build_audio(plan: Plan, grammar: Grammar, workdir: Path) -> dict[str, tuple[
 # ----- running one engine on one condition (in a child process) -----------------------------------------
 
 
-def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], latency: float) -> Hearing:
+def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], ready: float) -> Hearing:
     parsed = grammar.parse(heard.text, intents)
     return Hearing(
         start=float(heard.start),
@@ -213,7 +213,7 @@ def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], latency: floa
         text=str(heard.text),
         confidence=float(heard.confidence),
         uncertain=bool(heard.uncertain),
-        latency=latency,
+        ready=ready,
         calls=[m.ball.number for m in parsed.meanings if m.intent == "call" and m.ball is not None],
         intents=[m.intent for m in parsed.meanings],
     )
@@ -250,8 +250,7 @@ def _run_stream(recognizer: Any, grammar: Grammar, intents: Sequence[str], sampl
     out = []
     for heard in recognizer.stream(feed):
         lag = time.perf_counter() - feed.handed
-        # Result time in stream seconds: the audio read so far plus the compute lag; minus the speech end.
-        out.append(_hearing(heard, grammar, intents, feed.position + lag - float(heard.end)))
+        out.append(_hearing(heard, grammar, intents, feed.position + lag))
     return out
 
 
@@ -260,6 +259,20 @@ def _load_stream(path: str, enhance: bool) -> tuple[np.ndarray, list[dict[str, A
     if enhance:
         samples = _enhance(samples)
     return samples, json.loads(Path(path).with_suffix(".json").read_text())
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process, C libraries included.
+
+    VmHWM, not ru_maxrss: on Linux ru_maxrss survives exec, so a spawned child would report its parent's peak.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
@@ -293,7 +306,7 @@ def run_job(job: Job) -> JobResult:
 
     grammar = Grammar.load()
     intents = grammar.step_intents(CALLING)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    base = peak_memory_mb()
     t0 = time.perf_counter()
     try:
         options = engine_options(job.engine, job.options)
@@ -322,7 +335,7 @@ def run_job(job: Job) -> JobResult:
             heard = recognizer.decode(samples[lo:hi], start=lo / gen.RATE)
             cut.append(_hearing(heard, grammar, intents, time.perf_counter() - t))
         results.append(StreamResult(Path(path).stem, len(samples) / gen.RATE, segments, streamed, cut))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
+    peak = peak_memory_mb()
     model = Path(job.model) if job.model else None
     options = engine_options(job.engine, job.options)
     real = measure_real(job.engine, model, options, CONDITIONS[job.condition], job.seed) if job.real else {}
@@ -438,9 +451,18 @@ def _overlap(h: Hearing, seg: dict[str, Any]) -> float:
     return min(h.end, float(seg["end"])) - max(h.start, float(seg["start"]))
 
 
-def outcome(hearings: Sequence[Hearing], ball: int) -> tuple[str, int | None]:
+THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+"""Confidence thresholds of the sweep: what min_confidence would give, from the same run's confidences."""
+
+
+def sure(h: Hearing, threshold: float | None = None) -> bool:
+    """The engine's own verdict, or: at least this confident (the sweep)."""
+    return not h.uncertain if threshold is None else bool(h.text) and h.confidence >= threshold
+
+
+def outcome(hearings: Sequence[Hearing], ball: int, threshold: float | None = None) -> tuple[str, int | None]:
     """What the procedure would take from these results for one said call, and the ball it would take."""
-    certain = {b for h in hearings if not h.uncertain for b in h.calls}
+    certain = {b for h in hearings if sure(h, threshold) for b in h.calls}
     if certain == {ball}:
         return "right", ball
     if certain:
@@ -483,6 +505,9 @@ class Score:
     load_seconds: float = float("nan")
     real: dict[str, tuple[int, int]] = field(default_factory=dict)
     error: str | None = None
+    sweep_streamed: dict[float, Tally] = field(default_factory=dict)
+    sweep_cut: dict[float, Tally] = field(default_factory=dict)
+    sweep_chatter: dict[float, int] = field(default_factory=dict)
 
 
 def score_stream(result: StreamResult, score: Score) -> None:
@@ -508,12 +533,17 @@ def score_stream(result: StreamResult, score: Score) -> None:
         heard = outcome(assigned[i], ball)
         score.streamed.add(heard[0])
         if heard[0] == "right":
-            score.latencies.extend(h.latency for h in assigned[i] if not h.uncertain and ball in h.calls)
+            # From the true end of speech (the generator knows it) to the result.
+            score.latencies.extend(h.ready - seg["end"] for h in assigned[i] if not h.uncertain and ball in h.calls)
         cut_hearing = result.cut[i]
         cut = outcome([cut_hearing] if cut_hearing is not None and cut_hearing.text else [], ball)
         if cut_hearing is not None and not cut_hearing.text:
             cut = ("uncertain" if cut_hearing.uncertain else "missed", None)
         score.cut.add(cut[0])
+        for t in THRESHOLDS:
+            score.sweep_streamed.setdefault(t, Tally()).add(outcome(assigned[i], ball, t)[0])
+            cut_at = [cut_hearing] if cut_hearing is not None and cut_hearing.text else []
+            score.sweep_cut.setdefault(t, Tally()).add(outcome(cut_at, ball, t)[0])
         if seg["hearing"] == 1:
             pending[ball] = (heard, cut)
         elif seg["hearing"] == 2 and ball in pending:
@@ -531,6 +561,8 @@ def score_job(job: JobResult) -> Score:
     if job.chatter is not None:
         score.chatter_minutes = job.chatter.duration / 60.0
         score.false_calls_chatter = sum(len(h.calls) for h in job.chatter.streamed if not h.uncertain)
+        for t in THRESHOLDS:
+            score.sweep_chatter[t] = sum(len(h.calls) for h in job.chatter.streamed if sure(h, t))
     score.rtf = job.compute_seconds / job.audio_seconds if job.audio_seconds else float("nan")
     score.peak_mb = job.peak_mb
     score.base_mb = job.base_mb
@@ -627,6 +659,27 @@ def real_table(scores: Iterable[Score]) -> str:
     return markdown(("engine", "condition", "real set", "files", "right %"), rows)
 
 
+def sweep_table(scores: Iterable[Score]) -> str:
+    rows = []
+    for s in scores:
+        for t in sorted(s.sweep_cut):
+            streamed, cut = s.sweep_streamed[t], s.sweep_cut[t]
+            rows.append(
+                [
+                    s.engine,
+                    s.condition,
+                    f"{t:.1f}",
+                    _pct(streamed.pct("right")),
+                    _pct(streamed.pct("wrong")),
+                    _pct(cut.pct("right")),
+                    _pct(cut.pct("wrong")),
+                    f"{s.sweep_chatter.get(t, 0) / s.chatter_minutes:.2f}" if s.chatter_minutes else "-",
+                ]
+            )
+    header = ("engine", "condition", "min confidence", "right %", "wrong %", "cut right %", "cut wrong %")
+    return markdown((*header, "false calls/min chatter"), rows) if rows else ""
+
+
 # ----- running it all -------------------------------------------------------------------------------------
 
 
@@ -682,6 +735,9 @@ def report(plan: Plan, scores: Sequence[Score], notes: Sequence[str], command: s
     real = real_table(scores)
     if real:
         parts += ["", "Real human speech (decode of each file, digits-only or number-only step):", "", real]
+    sweep = sweep_table(scores)
+    if sweep:
+        parts += ["", "Confidence sweep: the same results with uncertain = confidence below the threshold:", "", sweep]
     if notes:
         parts += [""] + [f"- {n}" for n in notes]
     parts += ["", f"Plan: {json.dumps(asdict(plan))}"]
