@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.audio import RATE, from_samples, write_wav  # noqa: E402
+from assistant.audio import RATE, from_samples, write_wav
 
 CALLER_VOICE = ("en-us", 155)
 FLOOR_VOICE = ("en-gb+f3", 150)

@@ -27,6 +27,7 @@ from .base import EngineError, Heard, WordTiming
 EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra.dict"
 PAUSE = "pause_"
 """A dictionary word made of silence: with fillers off, the grammar places the pauses itself."""
+SINGLE_ITEM = f"public <utterance> = [<pause>] <item> [<pause>]; <pause> = {PAUSE} [{PAUSE}];"
 MAX_DIGITS = 8
 """Longest card manufacturer ID or serial number heard, in digits."""
 FRAME_RATE = 100  # pocketsphinx frames per second
@@ -51,7 +52,7 @@ class PocketsphinxSettings:
 
 
 def _is_word(word: str) -> bool:
-    return word != PAUSE and not (word.startswith("<") or word.startswith("[") or word.startswith("+") or word in _NOT_WORDS)
+    return word != PAUSE and word not in _NOT_WORDS and not word.startswith(("<", "[", "+"))
 
 
 def _base_word(word: str) -> str:
@@ -143,7 +144,7 @@ class PocketsphinxRecognizer:
             jsgf = self.grammar.jsgf(key)
             # One meaning per utterance: the endpointer cuts at each pause, and a looping JSGF makes the
             # pocketsphinx FSG search both slow and prone to inserting words.
-            single = jsgf.replace("public <utterance> = <item>+;", "public <utterance> = [<pause>] <item> [<pause>]; <pause> = pause_ [pause_];")
+            single = jsgf.replace("public <utterance> = <item>+;", SINGLE_ITEM)
             if single == jsgf:
                 raise EngineError("unexpected JSGF from the grammar: no '<utterance> = <item>+' rule")
             # Digit strings (card IDs, serials) as bounded runs: FSG loops are slow and insert digits.

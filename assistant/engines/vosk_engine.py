@@ -30,8 +30,11 @@ def phrase_list(grammar: Grammar, intents: Sequence[str]) -> list[str]:
     strings are too many to list, so their templates are split into the literal runs and the slot words.
     """
     out: dict[str, None] = {}
-    calls = [grammar.call_words(Ball(n)) for n in range(1, 76)]
-    calls += [grammar.call_words(Ball(n), digit_by_digit=True) for n in range(10, 76)]
+
+    def calls() -> list[str]:
+        spoken = [grammar.call_words(Ball(n)) for n in range(1, 76)]
+        return spoken + [grammar.call_words(Ball(n), digit_by_digit=True) for n in range(10, 76)]
+
     letters = list(grammar.letter_words.values())
     number_words = grammar.units + grammar.teens + list(grammar.tens) + list(grammar.scales) + ["and"]
     digit_words = grammar.units + list(grammar.digit_aliases)
@@ -43,7 +46,7 @@ def phrase_list(grammar: Grammar, intents: Sequence[str]) -> list[str]:
             if not open_slots:
                 sentences = [""]
                 for part in seq:
-                    options = calls if part == "{call}" else letters if part == "{letter}" else [part]
+                    options = calls() if part == "{call}" else letters if part == "{letter}" else [part]
                     sentences = [f"{s} {o}".strip() for s in sentences for o in options]
                 out.update(dict.fromkeys(sentences))
                 continue
