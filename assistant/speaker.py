@@ -9,13 +9,16 @@ earpiece) so the hall hears only the caller.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import heapq
 import io
 import itertools
+import json
 import math
-import multiprocessing
 import os
+import select
+import subprocess
 import sys
 import tempfile
 import threading
@@ -23,7 +26,6 @@ import time
 import wave
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -135,20 +137,29 @@ RENDER_TIMEOUT = 30.0
 """Seconds a rendering may take before the voice process is taken for hung."""
 
 
-def _voice_process(conn: Connection, voice: str | None, rate: int) -> None:
-    """The one place pyttsx3 runs: its own process, one thread, voice and rate set once before any speech.
+def _voice_main() -> None:
+    """The voice process: the one place pyttsx3 runs, one thread, voice and rate set once before any speech.
 
     With espeak-ng, pyttsx3's runAndWait returns before the audio is written (synthesis runs on espeak's
     own thread) and rate changes between renderings are often ignored; its driver also prints
-    "Audio saved to ..." on stdout, which carries our reports. All of that stays in here.
+    "Audio saved to ..." on stdout. So the replies go out on a private copy of stdout and fd 1 is
+    pointed at /dev/null. Requests: one JSON line per text on stdin; replies: a JSON line, then the audio.
     """
+    reply = os.fdopen(os.dup(1), "wb")
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of this process
+    voice, rate = sys.argv[1] or None, int(sys.argv[2])
+
+    def send(head: dict[str, object], data: bytes = b"") -> None:
+        reply.write(json.dumps(head).encode() + b"\n" + data)
+        reply.flush()
+
     try:
         import pyttsx3
 
         engine = pyttsx3.init()
         if voice and not _known_voice(engine, voice):
-            conn.send(("error", f"unknown voice {voice!r} (see `espeak-ng --voices`)"))
+            send({"kind": "error", "message": f"unknown voice {voice!r} (see `espeak-ng --voices`)"})
             return
         if voice:
             engine.setProperty("voice", voice)
@@ -157,29 +168,35 @@ def _voice_process(conn: Connection, voice: str | None, rate: int) -> None:
         finished = threading.Event()
         engine.connect("finished-utterance", lambda **_: finished.set())
     except Exception as exc:
-        conn.send(("error", f"no voice: pyttsx3 could not start ({exc}); is espeak-ng installed?"))
+        send({"kind": "error", "message": f"no voice: pyttsx3 could not start ({exc}); is espeak-ng installed?"})
         return
-    conn.send(("ready", None))
+    send({"kind": "ready"})
     with tempfile.TemporaryDirectory(prefix="bingo-voice-") as tmp:
-        path = Path(tmp) / "prompt.wav"
-        while True:
+        for number, line in enumerate(sys.stdin):
             try:
-                text = conn.recv()
-            except EOFError:
-                return
-            if text is None:
-                return
-            try:
-                path.unlink(missing_ok=True)
+                text = str(json.loads(line)["text"])
+                path = Path(tmp) / f"prompt-{number}.wav"  # a late write of the previous text cannot pass as this one
                 finished.clear()
                 engine.save_to_file(text, str(path))
                 engine.runAndWait()
                 if not finished.wait(RENDER_TIMEOUT):
                     raise SpeakerError("espeak-ng did not finish the sentence")
+                _settle(engine)
                 audio = _read_rendered(path)
-                conn.send(("audio", (audio.samples.tobytes(), audio.rate)))
+                path.unlink()
+                data = audio.samples.astype("<i2").tobytes()
+                send({"kind": "audio", "rate": audio.rate, "bytes": len(data)}, data)
             except Exception as exc:
-                conn.send(("error", f"voice (pyttsx3) failed: {exc}"))
+                send({"kind": "error", "message": f"voice (pyttsx3) failed: {exc}"})
+
+
+def _settle(engine: Any) -> None:
+    """Let espeak's thread finish its callback (it marks the engine idle after "finished-utterance"):
+    a sentence queued before that is raced by two threads and may speak the previous text again."""
+    deadline = time.monotonic() + 2.0
+    while engine.isBusy() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.02)
 
 
 def _known_voice(engine: Any, wanted: str) -> bool:
@@ -205,18 +222,26 @@ class Pyttsx3Voice:
     def __init__(self, settings: VoiceSettings) -> None:
         """Start the voice process; raise SpeakerError when pyttsx3 cannot speak with these settings."""
         self.key = _voice_key(settings)
-        context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(
-            target=_voice_process, args=(child, *self.key), name="pyttsx3-voice", daemon=True
-        )
-        self._process.start()
-        child.close()
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        code = "from assistant.speaker import _voice_main; _voice_main()"
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", code, self.key[0] or "", str(self.key[1])],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except OSError as exc:
+            raise SpeakerError(f"cannot start the voice process: {exc}") from exc
+        self._buffer = b""
         self._lock = threading.Lock()
-        kind, value = self._receive()
-        if kind != "ready":
+        head, _ = self._receive()
+        if head.get("kind") != "ready":
             self.close()
-            raise SpeakerError(str(value))
+            raise SpeakerError(str(head.get("message", "the voice process did not start")))
 
     @classmethod
     def for_settings(cls, settings: VoiceSettings) -> Pyttsx3Voice:
@@ -224,47 +249,79 @@ class Pyttsx3Voice:
         key = _voice_key(settings)
         with cls._voices_lock:
             voice = cls._voices.get(key)
-            if voice is None or not voice._process.is_alive():
+            if voice is None or voice._process.poll() is not None:
                 voice = cls._voices[key] = cls(settings)
             return voice
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Stop every voice process (at exit)."""
+        with cls._voices_lock:
+            voices, cls._voices = list(cls._voices.values()), {}
+        for voice in voices:
+            voice.close()
 
     def render(self, text: str, settings: VoiceSettings) -> Rendered:
         """Speech for `text`; waits only for synthesis (tens of ms per sentence), never for playback."""
         if _voice_key(settings) != self.key:
             return Pyttsx3Voice.for_settings(settings).render(text, settings)
         with self._lock:
+            stdin = self._process.stdin
+            assert stdin is not None
             try:
-                self._conn.send(text)
+                stdin.write(json.dumps({"text": text}).encode() + b"\n")
+                stdin.flush()
             except OSError as exc:
                 raise SpeakerError(f"the voice process has ended ({exc})") from exc
-            kind, value = self._receive()
-        if kind != "audio":
-            raise SpeakerError(str(value))
-        raw, rate = value
-        samples = np.frombuffer(raw, dtype=np.int16)
+            head, data = self._receive()
+        if head.get("kind") != "audio":
+            raise SpeakerError(str(head.get("message", "the voice sent no audio")))
+        samples = np.frombuffer(data, dtype="<i2").astype(np.int16)
         if settings.volume != 1.0:  # scaled here: exact, and one voice process serves every volume
             samples = np.round(samples * settings.volume).astype(np.int16)
-        return Rendered(samples.copy(), int(rate))
+        return Rendered(samples, int(str(head["rate"])))
 
-    def _receive(self) -> tuple[str, Any]:
-        try:
-            if not self._conn.poll(RENDER_TIMEOUT):
-                self._process.kill()
-                raise SpeakerError(f"the voice (pyttsx3) did not answer within {RENDER_TIMEOUT:.0f} s")
-            kind, value = self._conn.recv()
-        except (EOFError, OSError) as exc:
-            raise SpeakerError(f"the voice process has ended ({exc or 'no answer'})") from exc
-        return str(kind), value
+    def _read(self, deadline: float) -> None:
+        stdout = self._process.stdout
+        assert stdout is not None
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([stdout], [], [], max(0.0, left))
+        if not ready:
+            self._process.kill()
+            self._process.wait()
+            raise SpeakerError(f"the voice (pyttsx3) did not answer within {RENDER_TIMEOUT:.0f} s")
+        data = os.read(stdout.fileno(), 1 << 16)
+        if not data:
+            raise SpeakerError("the voice process has ended")
+        self._buffer += data
+
+    def _receive(self) -> tuple[dict[str, object], bytes]:
+        deadline = time.monotonic() + RENDER_TIMEOUT
+        while b"\n" not in self._buffer:
+            self._read(deadline)
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        head: dict[str, object] = json.loads(line)
+        size = int(str(head.get("bytes", 0)))
+        while len(self._buffer) < size:
+            self._read(deadline)
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return head, data
 
     def close(self) -> None:
         """Stop the voice process."""
-        with contextlib.suppress(OSError):
-            self._conn.send(None)
-        self._process.join(2.0)
-        if self._process.is_alive():
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+        try:
+            self._process.wait(2.0)
+        except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.join()
-        self._conn.close()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+atexit.register(Pyttsx3Voice.close_all)
 
 
 def _read_rendered(path: Path) -> Rendered:

@@ -63,7 +63,7 @@ class HeldDevice:
 def test_settings_refuse_bad_values_with_one_line() -> None:
     for bad in ({"rate": 5}, {"volume": 1.5}, {"repeat_suppress": -1.0}):
         with pytest.raises(SpeakerError) as err:
-            VoiceSettings(**bad)  # type: ignore[arg-type]
+            VoiceSettings(**bad)
         assert "\n" not in str(err.value)
 
 

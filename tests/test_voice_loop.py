@@ -1,0 +1,232 @@
+"""The loop closed without a sound card: prompts to a voice-out WAV, transcribed back by the recognizer;
+the assistant's own voice leaking into the caller's microphone, dropped by the self-hearing gate.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from assistant.audio import RATE, chunks, from_samples, read_wav
+from assistant.endpoint import EndpointSettings
+from assistant.engines import Heard, make_recognizer
+from assistant.gate import SelfHearingGate
+from assistant.grammar import DEFAULT_GRAMMAR, Grammar
+from assistant.messages import Ball, GamePlan, GameStart, Prompt, Role, Utterance
+from assistant.procedure import Procedure, ProcedureSettings, RulePack
+from assistant.questions import answer
+from assistant.script import parse_script
+from assistant.speaker import Pyttsx3Voice, TimelineSpeaker, VoiceSettings
+
+REAL = Path("/work/shared/audio/real")
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
+VOICE = VoiceSettings(voice="en-us")
+VOICE_PHRASES = EndpointSettings(hangover=0.15)
+"""Endpointing for transcribing our own voice: espeak pauses about 0.2 s at a comma or colon, and the
+pocketsphinx adapter decodes one meaning per utterance, losing what follows a pause inside one
+("Ask: are there any other bingos?" comes out as "ask"); cut at those pauses, every phrase is heard."""
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    return Grammar.load()
+
+
+@pytest.fixture
+def fresh_voice() -> Iterator[Pyttsx3Voice]:
+    """A voice process of its own: espeak-ng varies its intonation from one sentence to the next, so a
+    fresh process renders the same session to the same audio whatever ran before."""
+    voice = Pyttsx3Voice(VOICE)
+    yield voice
+    voice.close()
+
+
+def with_call_slots(grammar: Grammar, text: str) -> str:
+    """Prompt words with every ball replaced by the {call} slot, so the recognizer must tell the ball."""
+    tokens, out, i = grammar.normalize(text), [], 0
+    while i < len(tokens):
+        found = grammar.read_call(tokens, i)
+        if found:
+            out.append("{call}")
+            i = max(end for end, _ in found)
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
+
+
+def voice_grammar(grammar: Grammar, prompts: list[Prompt]) -> Grammar:
+    """What the assistant can say here, as a grammar: each prompt, and each run of its phrases (a pause
+    at a comma or colon can cut it into several utterances)."""
+    templates: set[str] = set()
+    for prompt in prompts:
+        phrases = [p for p in re.split(r"[,:.?!]", prompt.text) if p.strip()]
+        for a in range(len(phrases)):
+            for b in range(a + 1, len(phrases) + 1):
+                templates.add(with_call_slots(grammar, " ".join(phrases[a:b])))
+    data = yaml.safe_load(DEFAULT_GRAMMAR.read_text(encoding="utf-8"))
+    data["intents"] = {f"said-{i}": {"templates": [t]} for i, t in enumerate(sorted(templates))}
+    data["steps"] = {}
+    return Grammar(data)
+
+
+def board_after(grammar: Grammar, script: str) -> Procedure:
+    proc = Procedure(RulePack.load(RULES), grammar, ProcedureSettings(), lambda _: None)
+    for item in parse_script(script, grammar):
+        proc.feed(item)
+    return proc
+
+
+def board_of(grammar: Grammar, utterances: list[Utterance]) -> list[Ball]:
+    """The master board after a game that hears only these utterances."""
+    proc = Procedure(RulePack.load(RULES), grammar, ProcedureSettings(), lambda _: None)
+    proc.feed(GameStart(0.0, GamePlan()))
+    for u in utterances:
+        proc.feed(u)
+    return list(proc.board.called)
+
+
+# ----- the gate alone --------------------------------------------------------------------------
+
+
+def utt(start: float, end: float, role: Role = Role.CALLER) -> Utterance:
+    return Utterance(start, end, role, "are there any other bingos")
+
+
+def test_gate_drops_what_overlaps_our_voice_on_gated_channels_only() -> None:
+    gate = SelfHearingGate(margin_before=0.1, margin_after=0.5)
+    gate.mark(9.0, 11.0)
+    assert gate.drops(utt(9.2, 10.8))
+    assert gate.drops(utt(8.0, 9.05))  # starts before, runs into the voice
+    assert gate.drops(utt(11.3, 12.0))  # the echo after the voice is within the margin
+    assert not gate.drops(utt(11.6, 12.5))
+    assert not gate.drops(utt(7.0, 8.85))
+    assert not gate.drops(utt(9.2, 10.8, Role.FLOOR))  # the floor microphone does not hear the earpiece
+    assert [u.start for u in gate.passed([utt(1.0, 2.0), utt(9.5, 10.0), utt(12.0, 13.0)])] == [1.0, 12.0]
+    with pytest.raises(ValueError, match="ends before it starts"):
+        gate.mark(3.0, 2.0)
+
+
+def test_gate_while_the_voice_plays_and_after_it_stops() -> None:
+    gate = SelfHearingGate(margin_before=0.0, margin_after=0.5, roles=(Role.CALLER, Role.FLOOR))
+    gate.begin(20.0)
+    assert gate.drops(utt(25.0, 26.0)) and gate.drops(utt(25.0, 26.0, Role.FLOOR))  # open until end()
+    assert not gate.drops(utt(18.0, 19.9))
+    gate.end(22.0)
+    assert gate.intervals() == [(20.0, 22.5)]
+    assert not gate.drops(utt(25.0, 26.0))
+    gate.reset([(1.0, 2.0)])
+    assert gate.intervals() == [(1.0, 2.5)]
+
+
+def test_gate_silences_the_voice_intervals_of_a_channel() -> None:
+    gate = SelfHearingGate(margin_before=0.0, margin_after=0.0)
+    gate.mark(1.0, 1.5)
+    audio = np.full(3 * RATE, 1000, dtype=np.int16)
+    quiet = gate.silence(audio, start=0.5, rate=RATE)
+    assert not quiet[int(0.5 * RATE) : int(1.0 * RATE)].any()
+    assert quiet[: int(0.5 * RATE)].all() and quiet[int(1.0 * RATE) :].all()
+    assert audio.all()  # the input is left alone
+
+
+# ----- voice out, transcribed back -----------------------------------------------------------------
+
+
+def heard_during(heard: list[Heard], start: float, end: float) -> list[Heard]:
+    """What was heard with its middle inside start..end."""
+    return [h for h in heard if start <= (h.start + h.end) / 2 < end and h.text.strip()]
+
+
+def test_voice_out_wav_transcribed_back_says_each_prompt_at_its_time(
+    grammar: Grammar, fresh_voice: Pyttsx3Voice, tmp_path: Path
+) -> None:
+    proc = board_after(
+        grammar,
+        """
+@game type=regular
+0:01 caller: last ball called is required
+0:03 caller: B seven
+0:05 caller: B seven
+0:09 caller: I nineteen
+0:11 caller: I nineteen
+""",
+    )
+    was_g52 = answer(grammar.parse("was g fifty two called").meanings[0], proc.board, None, grammar, time=14.0)
+    last = answer(grammar.parse("what was the last call").meanings[0], proc.board, None, grammar, time=20.0)
+    assert was_g52 is not None and last is not None
+    session = [
+        Prompt(3.0, "Say it again: B seven", "repeat-call", 2, "A(3)"),
+        Prompt(8.0, "Ask: are there any other bingos?", "ask-other-bingos", 2, "B(9)"),
+        Prompt(9.0, "Board shows O sixty one", "board-differs", 2, "A(5)"),  # overlaps: waits for the voice
+        was_g52,
+        last,
+    ]
+    assert was_g52.text == "No, G fifty two has not been called." and last.text == "The last call was I nineteen."
+    out = tmp_path / "voice-out.wav"
+    speaker = TimelineSpeaker(VOICE, out, voice=fresh_voice)
+    for prompt in session:
+        speaker.say(prompt)
+    speaker.close()
+    rows = speaker.prompts_json()
+
+    recording = read_wav(out)  # through the audio port, as `transcribe` reads a file
+    recognizer = make_recognizer("pocketsphinx", voice_grammar(grammar, session), endpoint=VOICE_PHRASES)
+    heard = list(recognizer.stream(chunks(recording.channels[0])))
+
+    assert [r["text"] for r in rows] == [p.text for p in session]
+    assert (
+        rows[2]["start"] == rows[1]["end"] and float(str(rows[2]["start"])) > 9.0
+    )  # placed after the prompt it overlapped
+    for row in rows:
+        start, end = float(str(row["start"])), float(str(row["end"]))
+        pieces = heard_during(heard, start, end)
+        said = " ".join(h.text for h in pieces).split()
+        assert said == grammar.normalize(str(row["text"])), row
+        assert pieces[0].start == pytest.approx(start, abs=0.25), row  # heard when it was placed
+    assert len(heard_during(heard, 0.0, 2.9)) == 0 and len(heard_during(heard, 5.3, 7.9)) == 0  # silence between
+
+
+# ----- self-hearing: our voice in the caller's microphone ----------------------------------------
+
+
+def test_our_voice_in_the_caller_channel_never_counts_as_the_caller(
+    grammar: Grammar, fresh_voice: Pyttsx3Voice
+) -> None:
+    """The earpiece leaks into the caller's microphone: the recognizer hears the assistant's B(9) prompts
+    as the caller's words (here a question and a call that nobody made); the gate drops them and keeps
+    the caller's real speech around them."""
+    gate = SelfHearingGate()
+    speaker = TimelineSpeaker(VOICE, voice=fresh_voice, gate=gate)
+    speaker.say(Prompt(3.0, "Ask: are there any other bingos?", "ask-other-bingos", 2, "B(9)"))
+    speaker.say(Prompt(10.0, "Announce: this game is completed", "announce-completed", 2, "B(9)"))
+    voice = from_samples(speaker.samples(), speaker.rate).channels[0]
+
+    caller = np.random.default_rng(1).normal(0.0, 30.0, 16 * RATE)  # the hall behind the caller
+    caller[: len(voice)] += 0.5 * voice  # our voice, leaking in at half level
+    real = {7.0: "an4/an90-fbbh-b.wav", 14.0: "an4/an402-mdms2-b.wav"}  # the caller says "no", twice
+    for at, name in real.items():
+        said = read_wav(REAL / name).channels[0]
+        caller[round(at * RATE) : round(at * RATE) + len(said)] += said
+    channel = np.clip(caller, -32768, 32767).astype(np.int16)
+
+    recognizer = make_recognizer("pocketsphinx", grammar)
+    recognizer.set_step(grammar.step_intents("closing"))
+    utterances = [
+        grammar.utterance(h.start, h.end, Role.CALLER, h.text, h.confidence, h.uncertain)
+        for h in recognizer.stream(chunks(channel))
+    ]
+    ours = [u for u in utterances if any(s < u.end and u.start < e for s, e in speaker.intervals())]
+    assert len(ours) == 2 and all(u.meanings for u in ours)  # heard as the caller saying something
+    kept = list(gate.passed(utterances))
+    assert board_of(grammar, utterances) != []  # ungated, our own voice put a ball on the master board
+    assert board_of(grammar, kept) == []
+    assert not any(gate.overlaps(u.start, u.end) for u in kept)
+    assert not any(u in kept for u in ours)
+    assert [m.intent for u in kept for m in u.meanings] == ["no", "no"]
+    assert [round(u.start) for u in kept] == [7, 14]
