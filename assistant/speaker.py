@@ -34,6 +34,9 @@ import numpy as np
 from .gate import SelfHearingGate
 from .messages import Prompt
 
+DEFAULT_VOICE = "en-us"
+"""American English, for halls in New Mexico (espeak-ng's own default is British English)."""
+
 ANSWER_PREFIX = "answer-"
 """Kinds of prompts the caller asked for (questions.py): never suppressed as a needless repeat."""
 
@@ -51,7 +54,7 @@ class VoiceSettings:
     volume: float = 1.0
     """0..1."""
     voice: str | None = None
-    """An espeak-ng voice name (`espeak-ng --voices`); None or "" for the default."""
+    """An espeak-ng voice name (`espeak-ng --voices`); None or "" for DEFAULT_VOICE."""
     device: str | int | None = None
     """Output device for the prompts (name or index): the caller's earpiece; None or "" for the default."""
     muted_kinds: frozenset[str] = frozenset()
@@ -210,7 +213,7 @@ def _known_voice(engine: Any, wanted: str) -> bool:
 
 
 def _voice_key(settings: VoiceSettings) -> tuple[str | None, int]:
-    return (settings.voice or None, settings.rate)
+    return (settings.voice or DEFAULT_VOICE, settings.rate)
 
 
 class Pyttsx3Voice:
