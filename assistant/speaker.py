@@ -87,7 +87,8 @@ class Rendered:
 
 @dataclass
 class Said:
-    """What became of one prompt: said (to the end), cut (interrupted), muted or repeat (not said)."""
+    """What became of one prompt: "said" (to the end) or "cut" (interrupted); not said: "muted", "repeat"
+    (said within repeat_suppress), "empty", "dropped" (pending at close), "failed" (the voice failed), "silent"."""
 
     prompt: Prompt
     status: str
@@ -373,6 +374,12 @@ class PromptPolicy:
         self._last[words] = prompt.time
         return None
 
+    def forget(self, prompt: Prompt) -> None:
+        """The prompt was cut off before it was heard: saying it again is no needless repeat."""
+        words = " ".join(prompt.text.lower().split())
+        if self._last.get(words) == prompt.time:
+            del self._last[words]
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -434,7 +441,7 @@ def mix(said: Sequence[Said], rate: int, duration: float | None = None) -> np.nd
             fade = min(n, rate // 50)
             if fade:
                 piece[n - fade :] = (piece[n - fade :] * np.linspace(1.0, 0.0, fade)).astype(np.int32)
-        i = round(s.start * rate)
+        i = max(0, round(s.start * rate))
         piece = piece[: max(0, total - i)]
         track[i : i + len(piece)] += piece
     return np.clip(track, -32768, 32767).astype(np.int16)
@@ -700,6 +707,9 @@ class LiveSpeaker:
                     said.audio = Rendered(audio.samples[:played], audio.rate)
                     if played < len(audio.samples):
                         said.status = "cut"
+                if said.status == "cut":
+                    with self._cond:
+                        self.policy.forget(prompt)
             except Exception as exc:  # the voice fails, listening goes on: report it, keep the thread
                 said.status = "failed"
                 self.errors.append(str(exc))

@@ -241,6 +241,8 @@ def test_a_violation_interrupts_a_reminder_then_waiting_prompts_go_by_priority(d
     ]
     cut = speaker.history[0]
     assert cut.audio is not None and 0 < len(cut.audio.samples) < device.started[0]
+    assert speaker.policy.refuse(Prompt(5.0, REMINDER.text, REMINDER.kind, 1)) is None  # cut: not heard, may come again
+    assert speaker.policy.refuse(Prompt(6.0, DUE.text, DUE.kind, 2)) == "repeat"  # said: a needless repeat
 
 
 def test_live_mutes_and_suppresses_repeats(device: HeldDevice) -> None:
