@@ -35,7 +35,7 @@ from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
 from .store import Journal, Store, StoreError, occasion_record
 
 FIXTURES = ROOT / "audio_fixtures"
-DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_faulty"}
+DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_violation"}
 
 
 class UsageError(Exception):
@@ -63,7 +63,7 @@ def _is_wav(path: Path) -> bool:
     if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
         return True
     if path.suffix.lower() == ".wav":
-        raise AudioError(f"not a WAV file: {path}")
+        raise AudioError(f"not a PCM WAV file (no RIFF/WAVE header): {path}")
     return False
 
 
