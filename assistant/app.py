@@ -15,6 +15,7 @@ from pathlib import Path
 from .audio import AudioChunk, AudioError, MicrophoneSource, read_wav
 from .engines import EngineError, make_recognizer
 from .engines.base import Recognizer
+from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
 from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
 from .pipeline import (
@@ -49,7 +50,15 @@ def input_errors() -> tuple[type[Exception], ...]:
 
 def _voice_settings(settings: Settings) -> VoiceSettings:
     v = settings.voice
-    return VoiceSettings(rate=v.rate, volume=v.volume, voice=v.voice, device=v.device, muted_kinds=v.muted_kinds)
+    return VoiceSettings(
+        rate=v.rate,
+        volume=v.volume,
+        voice=v.voice,
+        device=v.device,
+        muted_kinds=v.muted_kinds,
+        repeat_suppress=v.repeat_suppress,
+        interrupt=v.interrupt,
+    )
 
 
 def _is_wav(path: Path) -> bool:
@@ -97,18 +106,24 @@ class _Run:
             self.occasion_id = self.store.start_occasion(source=self.source)
         self.journal = Journal(self.store, self.occasion_id)
 
-    def use_speaker(self, mode: str, out: Path | None) -> str:
+    def use_speaker(
+        self,
+        mode: str,
+        out: Path | None,
+        gate: SelfHearingGate | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> str:
         """Open the voice; "auto" is the sound device when there is one, otherwise the WAV file `out`."""
         voice = _voice_settings(self.settings)
         if mode == "auto":
             try:
-                self.speaker = make_speaker("live", voice, None)
+                self.speaker = make_speaker("live", voice, None, gate=gate, clock=clock)
                 mode = "live"
             except SpeakerError:
-                self.speaker = make_speaker("wav", voice, out)
+                self.speaker = make_speaker("wav", voice, out, gate=gate)
                 mode = "wav"
         else:
-            self.speaker = make_speaker(mode, voice, out)
+            self.speaker = make_speaker(mode, voice, out, gate=gate, clock=clock)
         self.stack.callback(self.speaker.close)
         return mode
 
@@ -249,32 +264,50 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
 
 def listen(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
-    chunks, recognizers = _microphones(settings, grammar)
+    clock = _AudioClock()
+    chunks, recognizers = _microphones(settings, grammar, clock)
     plans = plans_from(args.plan)
+    gate = SelfHearingGate()
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
         run.open_store(args.db or settings.store.db, args.resume)
-        run.use_speaker(settings.voice.mode, args.voice_out)
+        run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=clock)
         session = run.session()
         run.resume(session)
         session.sinks.append(step_follower(recognizers, grammar))
         if plans and not args.resume:
             session.feed(GameStart(0.0, plans[0]))
-        end = 0.0
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
             for utterance in lockstep_utterances(chunks, recognizers, grammar):
-                session.feed(utterance)
-                end = utterance.end
+                if not gate.drops(utterance):  # our own voice heard back is never the caller's
+                    session.feed(utterance)
         except KeyboardInterrupt:
             pass
-        session.feed(SessionEnd(end))
+        session.feed(SessionEnd(clock()))
         run.finish(session, args.prompts_json)
         print(render_text(session.procedure.occasion))
         return 1 if session.has_findings() else 0
 
 
-def _microphones(settings: Settings, grammar: Grammar) -> tuple[Iterator[tuple[AudioChunk, ...]], list[Recognizer]]:
+class _AudioClock:
+    """Seconds of microphone audio consumed: the clock of utterance times, for placing our own voice."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __call__(self) -> float:
+        return self.seconds
+
+    def follow(self, steps: Iterable[tuple[AudioChunk, ...]]) -> Iterator[tuple[AudioChunk, ...]]:
+        for step in steps:
+            self.seconds = max(self.seconds, step[0].end)
+            yield step
+
+
+def _microphones(
+    settings: Settings, grammar: Grammar, clock: _AudioClock | None = None
+) -> tuple[Iterator[tuple[AudioChunk, ...]], list[Recognizer]]:
     """The caller's microphone (and the floor's, when configured) with a recognizer each."""
     sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
     if settings.audio.floor_device:
@@ -286,7 +319,7 @@ def _microphones(settings: Settings, grammar: Grammar) -> tuple[Iterator[tuple[A
         recognizers.append(recognizer)
     streams = [s.stream() for s in sources]
     chunks = (tuple(step[0] for step in steps) for steps in zip(*streams, strict=False))
-    return chunks, recognizers
+    return (clock.follow(chunks) if clock is not None else chunks), recognizers
 
 
 def diagram(args: argparse.Namespace, settings: Settings) -> int:

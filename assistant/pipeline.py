@@ -128,7 +128,7 @@ class Session:
         if isinstance(item, Utterance) and item.role is Role.CALLER and not item.uncertain:
             for meaning in item.meanings:
                 if meaning.intent in QUESTION_INTENTS:
-                    reply = answer(meaning, self.procedure.board, self.last_prompt, self.grammar)
+                    reply = answer(meaning, self.procedure.board, self.last_prompt, self.grammar, time=item.end)
                     if reply is not None:
                         self.emit(reply)
 

@@ -53,6 +53,10 @@ class VoiceConfig:
     """Output device for prompts (the caller's earpiece)."""
     muted_kinds: frozenset[str] = frozenset()
     """Prompt kinds never spoken."""
+    repeat_suppress: float = 20.0
+    """Seconds within which the same prompt is not said again."""
+    interrupt: bool = True
+    """A higher-priority prompt (a violation) cuts off one being spoken (a reminder)."""
 
 
 @dataclass(frozen=True)
