@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .accuracy import CONDITIONS, ENGINES, BenchError, Plan, report, run
+from .accuracy import CONDITIONS, ENGINES, PROBES, BenchError, Plan, report, run
 
 
 def _snrs(text: str) -> tuple[str, ...]:
@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assistant.bench", description=__doc__)
     sub = parser.add_subparsers(dest="bench", required=True)
     acc = sub.add_parser("accuracy", help="recognition accuracy in babble, chatter and real speech")
-    acc.add_argument("--engine", choices=(*ENGINES, "all"), default="all")
+    acc.add_argument(
+        "--engine", choices=(*ENGINES, *PROBES, "all"), default="all", help="all: the product engines, not probes"
+    )
     acc.add_argument("--voices", type=int, default=6, help="espeak-ng voices (1..10)")
     acc.add_argument("--rates", type=_rates, default=None, help="words per minute, e.g. 130,165,200")
     acc.add_argument("--snr", type=_snrs, default=None, help="conditions: clean,20,10,5")
@@ -61,7 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     acc.add_argument("--chatter", type=float, default=None, help="seconds of off-grammar chatter per condition")
     acc.add_argument("--no-real", action="store_true", help="skip the real human recordings")
-    acc.add_argument("--enhance", action="store_true", help="noisereduce each stream before the recognizer")
+    acc.add_argument(
+        "--enhance",
+        nargs="?",
+        const="nonstationary",
+        default=None,
+        help="noisereduce each stream first: nonstationary (default) | stationary, optionally :STRENGTH",
+    )
     acc.add_argument("--option", type=_option, action="append", default=[], help="engine option NAME=VALUE")
     acc.add_argument("--workers", type=int, default=2)
     acc.add_argument("--seed", type=int, default=7)

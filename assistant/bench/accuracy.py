@@ -1,5 +1,8 @@
 """Recognition accuracy benchmark: generated calls in crowd babble, off-grammar chatter, real recordings.
 
+Times are CPU seconds of the engine's process (time.process_time), not wall time: on a shared machine other
+work would inflate wall time, while CPU time is what the engine costs one core (RTF, compute lag, load).
+
 Each engine and condition runs in its own child process, so peak memory (ru_maxrss) and model load time
 are that engine's own. Streams are continuous recordings, so the engine's own endpointing is measured; the
 same calls cut out perfectly and decoded one by one give the acoustic ceiling.
@@ -28,6 +31,8 @@ from ..messages import Ball
 from . import audio as gen
 
 ENGINES = ("pocketsphinx", "vosk")
+PROBES = ("whisper",)
+"""Alternatives measured by the benchmark only (assistant/bench/whisper_probe.py), never by 'all'."""
 CONDITIONS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
 REAL_AUDIO = Path(os.environ.get("BINGO_REAL_AUDIO", "/work/shared/audio/real"))
 CHUNK_SECONDS = 0.1
@@ -54,8 +59,10 @@ class Plan:
     phrases: bool = True
     chatter_seconds: float = 180.0
     real: bool = True
-    enhance: bool = False
-    """Run noisereduce (spectral gating) over each stream before the recognizer."""
+    enhance: str | None = None
+    """noisereduce (spectral gating) over each whole stream before the recognizer: 'nonstationary',
+    'stationary', with ':STRENGTH' 0..1. Offline over the whole stream: it measures what enhancement does to
+    accuracy, not its real-time cost."""
     seed: int = 7
     workers: int = 2
     options: tuple[tuple[str, Any], ...] = ()
@@ -69,7 +76,7 @@ class Job:
     condition: str
     streams: tuple[str, ...]
     chatter: str
-    enhance: bool
+    enhance: str | None
     options: tuple[tuple[str, Any], ...]
     real: bool
     seed: int
@@ -85,7 +92,8 @@ class Hearing:
     confidence: float
     uncertain: bool
     ready: float
-    """Stream time the result was out: the audio fed so far plus the compute lag (for a cut decode: the lag)."""
+    """Stream time the result was out: the audio fed so far plus the CPU time spent since that chunk was
+    handed over (for a cut decode: that CPU time alone)."""
     calls: list[int] = field(default_factory=list)
     intents: list[str] = field(default_factory=list)
 
@@ -219,12 +227,22 @@ def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], ready: float)
     )
 
 
-def _enhance(samples: np.ndarray) -> np.ndarray:
+def _enhance(samples: np.ndarray, mode: str) -> np.ndarray:
+    """noisereduce spectral gating: 'nonstationary' or 'stationary', optionally ':STRENGTH' (prop_decrease)."""
+    kind, _, strength = mode.partition(":")
+    if kind not in ("nonstationary", "stationary"):
+        raise BenchError(f"enhance mode is nonstationary|stationary[:0..1], got {mode!r}")
     try:  # optional, only for --enhance; it ships no type hints
         noisereduce: Any = importlib.import_module("noisereduce")
     except ImportError as exc:
         raise BenchError("--enhance needs the noisereduce package (pip install noisereduce)") from exc
-    cleaned = noisereduce.reduce_noise(y=samples.astype(np.float32), sr=gen.RATE, stationary=False, n_jobs=1)
+    cleaned = noisereduce.reduce_noise(
+        y=samples.astype(np.float32),
+        sr=gen.RATE,
+        stationary=kind == "stationary",
+        prop_decrease=float(strength or 1.0),
+        n_jobs=1,
+    )
     return np.asarray(np.clip(np.round(cleaned), -32768, 32767), dtype=np.int16)
 
 
@@ -234,14 +252,14 @@ class _Feed:
     def __init__(self, samples: np.ndarray) -> None:
         self.samples = samples
         self.position = 0.0
-        self.handed = time.perf_counter()
+        self.handed = time.process_time()
 
     def __iter__(self) -> Iterator[Any]:
         from ..audio import chunks
 
         for chunk in chunks(self.samples, CHUNK_SECONDS):
             self.position = chunk.end
-            self.handed = time.perf_counter()
+            self.handed = time.process_time()
             yield chunk
 
 
@@ -249,15 +267,15 @@ def _run_stream(recognizer: Any, grammar: Grammar, intents: Sequence[str], sampl
     feed = _Feed(samples)
     out = []
     for heard in recognizer.stream(feed):
-        lag = time.perf_counter() - feed.handed
+        lag = time.process_time() - feed.handed
         out.append(_hearing(heard, grammar, intents, feed.position + lag))
     return out
 
 
-def _load_stream(path: str, enhance: bool) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def _load_stream(path: str, enhance: str | None) -> tuple[np.ndarray, list[dict[str, Any]]]:
     samples = gen.read_wav(Path(path))
     if enhance:
-        samples = _enhance(samples)
+        samples = _enhance(samples, enhance)
     return samples, json.loads(Path(path).with_suffix(".json").read_text())
 
 
@@ -300,29 +318,37 @@ def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str,
     return plain
 
 
-def run_job(job: Job) -> JobResult:
-    """Load the engine, stream every call stream and the chatter, decode every cut call; measure it all."""
+def build_recognizer(engine: str, grammar: Grammar, model: Path | None, options: dict[str, Any]) -> Any:
+    if engine == "whisper":
+        from .whisper_probe import WhisperProbe
+
+        return WhisperProbe(grammar, model, **options)
     from ..engines import make_recognizer
 
+    return make_recognizer(engine, grammar, model, **options)
+
+
+def run_job(job: Job) -> JobResult:
+    """Load the engine, stream every call stream and the chatter, decode every cut call; measure it all."""
     grammar = Grammar.load()
     intents = grammar.step_intents(CALLING)
     base = peak_memory_mb()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     try:
         options = engine_options(job.engine, job.options)
-        recognizer = make_recognizer(job.engine, grammar, Path(job.model) if job.model else None, **options)
+        recognizer = build_recognizer(job.engine, grammar, Path(job.model) if job.model else None, options)
         recognizer.set_step(intents)
     except Exception as exc:  # the table says why an engine did not run
         return JobResult(job.engine, job.condition, 0, 0, 0, 0, 0, [], None, error=f"{type(exc).__name__}: {exc}")
-    load = time.perf_counter() - t0
+    load = time.process_time() - t0
     compute = 0.0
     audio_seconds = 0.0
     results = []
     for path in (*job.streams, job.chatter):
         samples, segments = _load_stream(path, job.enhance)
-        t = time.perf_counter()
+        t = time.process_time()
         streamed = _run_stream(recognizer, grammar, intents, samples)
-        compute += time.perf_counter() - t
+        compute += time.process_time() - t
         audio_seconds += len(samples) / gen.RATE
         cut: list[Hearing | None] = []
         for seg in segments:
@@ -331,9 +357,9 @@ def run_job(job: Job) -> JobResult:
                 continue
             lo = max(0, int((seg["start"] - CUT_MARGIN) * gen.RATE))
             hi = int((seg["end"] + CUT_MARGIN) * gen.RATE)
-            t = time.perf_counter()
+            t = time.process_time()
             heard = recognizer.decode(samples[lo:hi], start=lo / gen.RATE)
-            cut.append(_hearing(heard, grammar, intents, time.perf_counter() - t))
+            cut.append(_hearing(heard, grammar, intents, time.process_time() - t))
         results.append(StreamResult(Path(path).stem, len(samples) / gen.RATE, segments, streamed, cut))
     peak = peak_memory_mb()
     model = Path(job.model) if job.model else None
@@ -396,13 +422,12 @@ def measure_real(
 ) -> dict[str, tuple[int, int]]:
     """Real speech decoded with a digits-only or number-only step: (right, total) per set."""
     from ..audio import read_wav
-    from ..engines import make_recognizer
 
     sets = real_sets()
     if not sets:
         return {}
     grammar = real_grammar(Grammar.load())
-    recognizer = make_recognizer(engine, grammar, model, **options)
+    recognizer = build_recognizer(engine, grammar, model, options)
     crowd = gen.Crowd(random.Random(seed + 2)) if snr is not None else None
     rng = random.Random(seed + 3)
     out: dict[str, tuple[int, int]] = {}
@@ -695,8 +720,8 @@ def run(plan: Plan, workdir: Path | None = None, log: Any = print) -> tuple[list
     notes: list[str] = []
     engines = []
     for engine in plan.engines:
-        if engine not in ENGINES:
-            raise BenchError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
+        if engine not in ENGINES + PROBES:
+            raise BenchError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES + PROBES)})")
         if engine == "vosk" and vosk_model() is None:
             notes.append("vosk: no English model here (set BINGO_VOSK_MODEL to an English vosk model folder)")
             continue
