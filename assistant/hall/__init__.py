@@ -1,0 +1,1 @@
+"""Compliance from hall audio: scripts rendered as stereo hall recordings, the scenario benchmark, long occasions."""

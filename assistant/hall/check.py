@@ -1,0 +1,139 @@
+"""`check` on hall audio, in-process: the same recognizers, step follower, session and procedure as the CLI verb.
+
+`check_recording` is what `bingo-assistant check HALL.wav --plan PLAN.txt` does with a recording already read;
+`check_stream` does the same on a WAV read chunk by chunk (steady memory, progress on stderr); `check_script`
+is `check` on a transcript script. Board keys from a script can be merged into the audio's inputs (the
+master board console is not speech: it is keyed, not heard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ..audio import AudioChunk, Recording
+from ..engines import make_recognizer
+from ..engines.base import Recognizer
+from ..grammar import Grammar
+from ..messages import BoardKey, GamePlan, GameStart, Input, OccasionRecord, SessionEnd, Utterance
+from ..pipeline import (
+    CHANNEL_ROLES,
+    Session,
+    inputs_from_recording,
+    lockstep_utterances,
+    role_intents,
+    step_follower,
+)
+from ..settings import Settings
+
+
+def make_recognizers(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:
+    """One recognizer per channel (caller, floor), each limited to its roles' intents: `recognizers_for`."""
+    out = []
+    for role in CHANNEL_ROLES[:channels]:
+        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer.set_step(role_intents(grammar, role))
+        out.append(recognizer)
+    return out
+
+
+def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[Input]:
+    """Board keys slotted into the audio's inputs by time: a key goes before the first utterance that starts
+    after it (and before the session end)."""
+    pending = sorted(keys, key=lambda k: k.time)
+    i = 0
+    for item in inputs:
+        if isinstance(item, Utterance | SessionEnd):
+            at = item.start if isinstance(item, Utterance) else item.time
+            while i < len(pending) and (pending[i].time <= at or isinstance(item, SessionEnd)):
+                yield pending[i]
+                i += 1
+        yield item
+    yield from pending[i:]
+
+
+@dataclass
+class AudioCheck:
+    """What `check` found in a recording, with every input the procedure was fed."""
+
+    occasion: OccasionRecord
+    inputs: list[Input]
+
+
+def _run(
+    settings: Settings,
+    grammar: Grammar,
+    recognizers: Sequence[Recognizer],
+    inputs: Iterable[Input],
+) -> AudioCheck:
+    session = Session.create(settings, grammar, [])
+    session.sinks.append(step_follower(recognizers, grammar))
+    fed: list[Input] = []
+    session.on_input.append(fed.append)
+    session.run(inputs)
+    return AudioCheck(session.procedure.occasion, fed)
+
+
+def check_recording(
+    recording: Recording,
+    plans: Sequence[GamePlan],
+    settings: Settings,
+    grammar: Grammar,
+    *,
+    keys: Sequence[BoardKey] = (),
+    recognizers: Sequence[Recognizer] | None = None,
+) -> AudioCheck:
+    """`check HALL.wav --plan PLAN`: the real recognizers, step follower and procedure on a recording."""
+    if recognizers is None:
+        recognizers = make_recognizers(len(recording.channels), settings, grammar)
+    else:
+        for recognizer, role in zip(recognizers, CHANNEL_ROLES, strict=False):
+            recognizer.set_step(role_intents(grammar, role))
+    inputs = inputs_from_recording(recording, recognizers, grammar, plans)
+    return _run(settings, grammar, recognizers, merge_keys(inputs, keys))
+
+
+def inputs_from_chunks(
+    channel_chunks: Iterable[Sequence[AudioChunk]],
+    recognizers: Sequence[Recognizer],
+    grammar: Grammar,
+    plans: Sequence[GamePlan],
+    duration: Callable[[], float],
+) -> Iterator[Input]:
+    """`inputs_from_recording` on a stream of chunks: the same games, utterances and session end."""
+    if plans:
+        yield GameStart(0.0, plans[0])
+    next_plan = 1
+    for utterance in lockstep_utterances(channel_chunks, recognizers, grammar):
+        yield utterance
+        closes = any(m.intent == "game-completed" for m in utterance.meanings)
+        if closes and next_plan < len(plans):
+            yield GameStart(utterance.end, plans[next_plan])
+            next_plan += 1
+    yield SessionEnd(duration())
+
+
+def check_chunks(
+    channel_chunks: Iterable[Sequence[AudioChunk]],
+    channels: int,
+    plans: Sequence[GamePlan],
+    settings: Settings,
+    grammar: Grammar,
+    duration: Callable[[], float],
+) -> AudioCheck:
+    """`check` on audio that streams in chunks (a WAV read piece by piece), never holding the whole file."""
+    recognizers = make_recognizers(channels, settings, grammar)
+    return _run(
+        settings, grammar, recognizers, inputs_from_chunks(channel_chunks, recognizers, grammar, plans, duration)
+    )
+
+
+def check_script(items: Sequence[Input], settings: Settings, grammar: Grammar) -> OccasionRecord:
+    """`check SCRIPT.txt`: the script's inputs through the same session; it ends after its last input."""
+    feed = list(items)
+    if not feed or not isinstance(feed[-1], SessionEnd):
+        last = max((i.end if isinstance(i, Utterance) else i.time for i in feed), default=0.0)
+        feed.append(SessionEnd(last))
+    session = Session.create(settings, grammar, [])
+    session.run(feed)
+    return session.procedure.occasion

@@ -1,0 +1,207 @@
+"""Compliance from hall audio: scripts rendered as stereo hall recordings go through the real recognizers,
+step follower and procedure (`check` in-process) and give the findings the script gives."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant.audio import AudioError, from_samples, read_wav, write_wav
+from assistant.bench.audio import Crowd, add_babble
+from assistant.grammar import Grammar
+from assistant.hall.check import check_chunks, check_recording, check_script
+from assistant.hall.render import (
+    CALLER,
+    FLOOR,
+    HELD_OUT_VOICES,
+    TUNING_VOICES,
+    HallVoices,
+    render,
+    render_script,
+    speech_power,
+)
+from assistant.hall.scenarios import SCENARIO_DIR, plans_of
+from assistant.hall.stream import Progress, WavStream, with_progress
+from assistant.messages import Finding, Severity, Utterance
+from assistant.script import parse_plan, parse_script, read_script
+from assistant.settings import Settings, load_settings
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    return Grammar.load()
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return load_settings()
+
+
+def violations(findings: list[Finding]) -> Counter[tuple[str, str]]:
+    return Counter((f.clause, f.code) for f in findings if f.severity is Severity.VIOLATION)
+
+
+CROWDED = """@game type=regular last_ball_required=yes
+0 caller: last ball called is required
+0.5 caller: B seven
+3 player: bingo
+3.2 floor: manufacturer one four two serial number four seven two nine one
+4 board: B7
+20 caller: this game is completed
+"""
+
+
+def test_rendering_is_deterministic_and_never_overlaps_on_a_channel(grammar: Grammar) -> None:
+    items = parse_script(CROWDED, grammar)
+    first, time_map = render_script(items, seed=7)
+    again, _ = render_script(items, seed=7)
+    other, _ = render_script(items, seed=8)
+    assert first.dtype == np.int16 and first.shape[1] == 2
+    assert np.array_equal(first, again)
+    assert not np.array_equal(first, other)  # the seed makes the noise, nothing else changes
+    rendering = render(items, seed=7, min_gap=0.8)
+    for channel in (CALLER, FLOOR):
+        said = [s for s in rendering.spoken if s.channel == channel]
+        assert all(b.start >= a.end + 0.8 - 1e-9 for a, b in itertools.pairwise(said))
+    # "B seven" 0.5 s after a 1.8 s phrase is shifted, and so is everything after it, by the same amount
+    phrase, call = rendering.spoken[0], rendering.spoken[1]
+    assert call.start - call.script_time > phrase.start - phrase.script_time
+    assert call.start == pytest.approx(phrase.end + 0.8)
+    assert time_map.audio_time(call.script_time) == pytest.approx(call.start)
+    shifts = [a - s for s, a in zip(time_map.script, time_map.audio, strict=True)]
+    assert shifts == sorted(shifts)
+    key = rendering.board_keys()[0]
+    assert key.time == pytest.approx(4 + time_map.shift_at(4))
+    # players and the floor are heard on the right channel only, the caller on the left
+    left = [s.role.value for s in rendering.spoken if s.channel == CALLER]
+    assert set(left) == {"caller"}
+    assert {s.role.value for s in rendering.spoken if s.channel == FLOOR} == {"player", "floor"}
+    loud = np.abs(first[:, FLOOR].astype(np.float64))
+    bingo = next(s for s in rendering.spoken if s.role.value == "player")
+    assert loud[int(bingo.start * 16000) : int(bingo.end * 16000)].max() > 1000
+
+
+def test_voices_differ_between_roles(grammar: Grammar) -> None:
+    items = parse_script("0 caller: B seven\n5 floor: B seven\n", grammar)
+    samples = render(items, seed=1).samples
+    said = [samples[:, c][np.abs(samples[:, c].astype(np.int32)) > 500] for c in (CALLER, FLOOR)]
+    assert len(said[0]) != len(said[1])  # another voice, another length of the same words
+    swapped = HallVoices(caller=TUNING_VOICES.floor, floor=TUNING_VOICES.caller, player=TUNING_VOICES.player)
+    assert not np.array_equal(render(items, swapped, seed=1).samples, samples)
+    unseen = render(items, HELD_OUT_VOICES, seed=1).samples
+    assert not np.array_equal(unseen, samples)
+
+
+def test_compliant_scenario_from_clean_audio_has_no_violation(grammar: Grammar, settings: Settings) -> None:
+    path = SCENARIO_DIR / "compliant-board-keys.txt"
+    items = read_script(path, grammar)
+    rendering = render(items, seed=0)
+    result = check_recording(
+        from_samples(rendering.samples, 16000), plans_of(path), settings, grammar, keys=rendering.board_keys()
+    )
+    assert violations(result.occasion.all_findings()) == Counter()
+    heard = [i for i in result.inputs if isinstance(i, Utterance)]
+    calls = [str(m.ball) for u in heard for m in u.meanings if m.intent == "call" and not u.uncertain]
+    assert calls == ["B7", "B7", "I22", "I22", "N33", "N33"]
+
+
+def test_violating_scenario_gives_exactly_its_violation_with_words_and_time(
+    grammar: Grammar, settings: Settings
+) -> None:
+    path = SCENARIO_DIR / "a3-not-repeated.txt"
+    items = read_script(path, grammar)
+    want = check_script(items, settings, grammar).all_findings()
+    rendering = render(items, seed=0)
+    result = check_recording(from_samples(rendering.samples, 16000), plans_of(path), settings, grammar)
+    found = result.occasion.all_findings()
+    assert violations(found) == violations(want) == Counter({("A(3)", "call-not-repeated"): 1})
+    finding = next(f for f in found if f.severity is Severity.VIOLATION)
+    assert finding.heard.strip()  # the words heard, so a person can listen to the moment
+    assert 0.0 <= finding.time <= rendering.duration
+    said_at = [s.start for s in rendering.spoken]
+    assert min(abs(finding.time - t) for t in said_at) < 1.0
+
+
+REPEATED = """@game type=regular last_ball_required=yes
+0 caller: last ball called is required
+6 caller: B seven
+9 caller: B seven
+18 caller: N thirty three
+21 caller: N thirty three
+30 caller: this game is completed
+"""
+
+
+def test_a_repeat_drowned_in_babble_is_uncertain_never_a_violation(grammar: Grammar, settings: Settings) -> None:
+    items = parse_script(REPEATED, grammar)
+    rendering = render(items, seed=3)
+    repeat = rendering.spoken[2]
+    samples = rendering.samples.copy()
+    a, b = int((repeat.start - 0.3) * 16000), int((repeat.end + 0.3) * 16000)
+    rng = random.Random(5)
+    samples[a:b, CALLER] = add_babble(samples[a:b, CALLER], speech_power(rendering, CALLER), 0.0, rng, Crowd(rng))
+    result = check_recording(from_samples(samples, 16000), parse_plan(REPEATED.splitlines()[0]), settings, grammar)
+    found = result.occasion.all_findings()
+    assert violations(found) == Counter()
+    unsure = [f for f in found if f.severity is Severity.UNCERTAIN]
+    assert unsure, "the drowned repeat must be listed for review"
+    for f in found:
+        assert f.heard.strip() and abs(f.time - repeat.start) < 1.5
+    hearing = next(u for u in result.inputs if isinstance(u, Utterance) and abs(u.start - repeat.start) < 1.0)
+    assert hearing.uncertain
+
+
+def test_stream_reads_a_wav_chunk_by_chunk_with_a_progress_bar(
+    grammar: Grammar, settings: Settings, tmp_path: Path
+) -> None:
+    path = SCENARIO_DIR / "compliant-limited.txt"
+    items = read_script(path, grammar)
+    rendering = render(items, seed=2)
+    wav = tmp_path / "hall.wav"
+    write_wav(wav, rendering.samples)
+    stream = WavStream(wav, block_seconds=2.0)
+    pieces = list(stream.chunks())
+    assert {len(p[0].samples) for p in pieces[:-1]} == {1600}
+    whole = read_wav(wav)
+    for c in (CALLER, FLOOR):
+        assert np.array_equal(np.concatenate([p[c].samples for p in pieces]), whole.channels[c])
+    assert pieces[10][0].start == pytest.approx(1.0)
+
+    out = io.StringIO()
+    stream = WavStream(wav, block_seconds=2.0)
+    progress = Progress(stream.duration, out=out, every=0.0)
+    streamed = check_chunks(
+        with_progress(stream, progress), 2, plans_of(path), settings, grammar, lambda: stream.seconds_read
+    )
+    done = [d for d, _, _ in progress.samples]
+    assert done == sorted(done) and done[-1] == pytest.approx(whole.duration)
+    bar = out.getvalue()
+    assert bar.count("\r") == len(done) and bar.endswith("100%  RTF " + bar.rsplit("RTF ", 1)[1])
+    assert "RSS" in bar and bar.endswith(" MB\n")
+    recorded = check_recording(whole, plans_of(path), settings, grammar)
+    said = [(u.role, u.text, round(u.start, 2)) for u in streamed.inputs if isinstance(u, Utterance)]
+    assert said == [(u.role, u.text, round(u.start, 2)) for u in recorded.inputs if isinstance(u, Utterance)]
+    assert violations(streamed.occasion.all_findings()) == Counter()
+
+
+def test_stream_converts_other_rates_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    t = np.arange(44100 * 2) / 44100
+    tone = (np.sin(2 * np.pi * 440 * t) * 8000).astype(np.int16)
+    wav = tmp_path / "cd.wav"
+    write_wav(wav, np.stack([tone, tone // 2], axis=1), rate=44100)
+    pieces = list(WavStream(wav).chunks())
+    left = np.concatenate([p[0].samples for p in pieces])
+    assert len(left) == pytest.approx(32000, abs=2)
+    assert np.abs(left - read_wav(wav).channels[0]).max() < 200
+    text = tmp_path / "notes.wav"
+    text.write_text("not audio", encoding="utf-8")
+    with pytest.raises(AudioError, match="not a PCM WAV"):
+        WavStream(text)
+    with pytest.raises(AudioError, match="no such file"):
+        WavStream(tmp_path / "missing.wav")
