@@ -178,3 +178,19 @@ def test_diagram_is_drawn_from_the_rule_pack(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "procedure.mmd").read_text().startswith("stateDiagram")
     assert "<svg" in (tmp_path / "procedure.svg").read_text()
+
+
+@pytest.mark.parametrize(("game", "status"), [("compliant", 0), ("faulty", 1)])
+def test_demo_runs_the_whole_pipeline_and_leaves_a_record(tmp_path: Path, game: str, status: int) -> None:
+    out = tmp_path / "demo"
+    result = run("demo", "--out", out, "--game", game, "--voice", "wav")
+    assert result.returncode == status, result.stdout + result.stderr
+    assert "call B7" in result.stdout
+    assert ("FINDING" in result.stdout) == (status == 1)
+    assert run("verify", "--db", out / "demo.db").returncode == 0
+    report = json.loads((out / "demo-report.json").read_text())
+    assert report["games"][0]["calls"]
+    assert "<html" in (out / "demo-report.html").read_text().lower()
+    prompts = json.loads((out / "demo-prompts.json").read_text())
+    voice = read_wav(out / "demo-voice.wav")
+    assert prompts and voice.duration >= max(float(str(p["time"])) for p in prompts)
