@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     long.add_argument("--minutes", type=float, default=30.0)
     long.add_argument("--seed", type=int, default=0)
     long.add_argument("--snr", type=float, default=20.0, help="babble level in dB (default 20)")
+    long.add_argument("--clean", action="store_true", help="no babble (room noise only)")
     args = parser.parse_args(argv)
     if args.verb == "bench":
         names = list(QUICK) if args.quick and not args.scenario else args.scenario
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .long import long_benchmark
 
-    long_benchmark(minutes=args.minutes, seed=args.seed, snr_db=args.snr)
+    long_benchmark(minutes=args.minutes, seed=args.seed, snr_db=None if args.clean else args.snr)
     return 0
 
 
