@@ -20,9 +20,6 @@ import numpy as np
 RATE = 16000
 """The one sample rate every recognizer is fed."""
 
-# scipy ships no type stubs; its polyphase resampler is the one conversion we need from it.
-_signal: Any = importlib.import_module("scipy.signal")
-
 
 class AudioError(Exception):
     """Audio that cannot be used, with a one-line reason naming the file or device."""
@@ -61,7 +58,9 @@ def _convert(frames: np.ndarray, rate: int) -> tuple[np.ndarray, ...]:
     """(n, ch) float samples in int16 scale at `rate` -> one int16 16 kHz array per channel."""
     if rate != RATE:
         g = gcd(rate, RATE)
-        frames = _signal.resample_poly(frames, RATE // g, rate // g, axis=0)
+        # scipy ships no type stubs, and is loaded only when a recording needs resampling (it is large).
+        signal: Any = importlib.import_module("scipy.signal")
+        frames = signal.resample_poly(frames, RATE // g, rate // g, axis=0)
     return tuple(_to_int16(frames[:, c]) for c in range(frames.shape[1]))
 
 

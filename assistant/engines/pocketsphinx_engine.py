@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,23 @@ def _base_word(word: str) -> str:
     return word.split("(")[0]
 
 
+def _grammar_dictionary(cmudict: Path, vocabulary: set[str], extra: dict[str, str]) -> dict[str, list[str]]:
+    """Pronunciations of the grammar's words only: cmudict entries (with variants), then extra.dict for the rest.
+
+    A dictionary of a few hundred words instead of 130,000 loads faster and keeps memory down.
+    """
+    found: dict[str, list[str]] = {}
+    with cmudict.open(encoding="utf-8") as lines:
+        for line in lines:
+            head, _, phones = line.partition(" ")
+            word = _base_word(head)
+            if word in vocabulary:
+                found.setdefault(word, []).append(phones.split("#")[0].strip())
+    for word, phones in extra.items():
+        found.setdefault(word, [phones])
+    return found
+
+
 def read_extra_dict(path: Path) -> dict[str, str]:
     """Pronunciations cmudict lacks: 'word PH1 PH2 ...' per line, '#' comments."""
     entries: dict[str, str] = {}
@@ -104,7 +122,32 @@ class PocketsphinxRecognizer:
             if not needed.exists():
                 raise EngineError(f"pocketsphinx model incomplete: {needed} not found")
         started = time.perf_counter()
+        extra = read_extra_dict(extra_dict or EXTRA_DICT)
+        words_dict = _grammar_dictionary(dictionary, grammar.vocabulary(), extra)
+        missing = sorted(w for w in grammar.vocabulary() if w not in words_dict)
+        if missing:
+            raise EngineError(f"no pronunciation for grammar words {missing}: add them to {extra_dict or EXTRA_DICT}")
+        small = tempfile.NamedTemporaryFile("w", suffix=".dict", delete=False, encoding="utf-8")  # noqa: SIM115
+        try:
+            with small:
+                for word, prons in sorted(words_dict.items()):
+                    small.writelines(f"{word}{f'({i + 1})' if i else ''} {p}\n" for i, p in enumerate(prons))
+                small.write(f"{PAUSE} SIL\n")
+            self._words, self._phones = self._decoders(hmm, Path(small.name), phone_lm)
+        finally:
+            Path(small.name).unlink(missing_ok=True)
+        self._searches: dict[tuple[str, ...], str] = {}
+        self._warm = False
+        self._utterance: list[bytes] | None = None
+        self._current: str | None = None
+        for step in grammar.steps:
+            self._search_for(grammar.step_intents(step))
+        self._active: tuple[str, ...] = tuple(grammar.intents)  # its search is built on first use
+        self.load_seconds = time.perf_counter() - started
+
+    def _decoders(self, hmm: Path, dictionary: Path, phone_lm: Path) -> tuple[Any, Any]:
         s = self.settings
+        pocketsphinx = self._ps
         common: dict[str, Any] = {
             "hmm": str(hmm),
             "dict": str(dictionary),
@@ -116,22 +159,9 @@ class PocketsphinxRecognizer:
             "cmninit": s.cmninit,
             "fsgusefiller": False,
         }
-        self._words = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, **common))
-        self._phones = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, allphone=str(phone_lm), **common))
-        extra = read_extra_dict(extra_dict or EXTRA_DICT)
-        for word, phones in extra.items():
-            if self._words.lookup_word(word) is None:
-                self._words.add_word(word, phones, False)
-        self._words.add_word(PAUSE, "SIL", False)
-        missing = sorted(w for w in grammar.vocabulary() if self._words.lookup_word(w) is None)
-        if missing:
-            raise EngineError(f"no pronunciation for grammar words {missing}: add them to {extra_dict or EXTRA_DICT}")
-        self._searches: dict[tuple[str, ...], str] = {}
-        for step in grammar.steps:
-            self._search_for(grammar.step_intents(step))
-        self._active = self._search_for(tuple(grammar.intents))
-        self._words.activate_search(self._active)
-        self.load_seconds = time.perf_counter() - started
+        words = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, **common))
+        phones = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, allphone=str(phone_lm), **common))
+        return words, phones
 
     # ----- grammar per step ---------------------------------------------------------------------
 
@@ -157,25 +187,41 @@ class PocketsphinxRecognizer:
 
     def set_step(self, intents: Sequence[str]) -> None:
         """Switch the grammar search; takes effect at the next utterance (instant for known steps)."""
-        self._active = self._search_for(intents)
+        self._search_for(intents)
+        self._active = tuple(intents)
 
     # ----- decoding -------------------------------------------------------------------------------
 
     def _start(self) -> None:
-        if self._words.current_search() != self._active:
-            self._words.activate_search(self._active)
+        name = self._search_for(self._active)
+        if self._current != name:  # current_search() crashes pocketsphinx 5.1 before any search is active
+            self._words.activate_search(name)
+            self._current = name
         self._words.start_utt()
         self._phones.start_utt()
+        self._utterance = [] if not self._warm else None
 
     def _feed(self, samples: np.ndarray) -> None:
         if len(samples):
             data = samples.astype(np.int16, copy=False).tobytes()
             self._words.process_raw(data, False, False)
             self._phones.process_raw(data, False, False)
+            if self._utterance is not None:
+                self._utterance.append(data)
 
     def _finish(self, start: float, end: float) -> Heard:
         self._words.end_utt()
         self._phones.end_utt()
+        if self._utterance is not None:
+            # The first streamed utterance was decoded with the prior cepstral mean; now that live CMN has
+            # seen it, decode it once more so the first call of a session is heard as well as the rest.
+            data, self._utterance, self._warm = b"".join(self._utterance), None, True
+            self._words.start_utt()
+            self._phones.start_utt()
+            self._words.process_raw(data, False, False)
+            self._phones.process_raw(data, False, False)
+            self._words.end_utt()
+            self._phones.end_utt()
         hyp = self._words.hyp()
         segments = [
             (seg.word, seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
@@ -226,12 +272,22 @@ class PocketsphinxRecognizer:
         return 1.0 / (1.0 + math.exp(-(ratio - s.confidence_center) * s.confidence_slope))
 
     def decode(self, samples: np.ndarray, start: float = 0.0) -> Heard:
-        """Recognize one utterance that is already cut out (int16, 16 kHz)."""
+        """Recognize one utterance that is already cut out (int16, 16 kHz), normalized on itself alone."""
         if len(samples) == 0:
             raise EngineError("empty utterance: no samples to decode")
+        # Normalized from the prior on the utterance alone (the same result whatever came before), without
+        # disturbing the live mean a stream has learned.
+        live = self._words.get_cmn(False), self._phones.get_cmn(False)
+        self._words.reinit_feat()  # set_cmn alone keeps the running sums of the stream
+        self._phones.reinit_feat()
         self._start()
-        self._feed(samples)
+        self._utterance = None
+        data = samples.astype(np.int16, copy=False).tobytes()
+        self._words.process_raw(data, False, True)
+        self._phones.process_raw(data, False, True)
         heard = self._finish(start, start + len(samples) / RATE)
+        self._words.set_cmn(live[0])
+        self._phones.set_cmn(live[1])
         return heard
 
     def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
