@@ -1,8 +1,9 @@
-"""Utterance cutting by voice activity: an energy detector over an adaptive noise floor, with hangover.
+"""Utterance cutting by voice activity: an energy detector over an adaptive noise level, with hangover.
 
-The floor follows the quiet dips of the background (it falls fast and rises slowly), so a steady crowd
-babble raises the floor instead of keeping an utterance open forever; speech is what stands clearly above
-it. A maximum length closes an utterance even if the hall never goes quiet.
+The noise level is the median of the recent frames that were not speech, so a steady crowd babble raises
+it instead of keeping an utterance open forever; speech is what stands clearly above it. Levels are
+smoothed over a few frames so babble peaks do not hold an utterance open. A maximum length closes an
+utterance even if the hall never goes quiet.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ FRAME = 160
 class EndpointSettings:
     """How speech is told from background; times in seconds, levels in dB."""
 
-    onset_db: float = 9.0
-    """A frame is speech when it is this far above the noise floor."""
-    offset_db: float = 5.0
-    """While in speech, a frame above floor + offset_db keeps the utterance open."""
+    onset_db: float = 8.0
+    """A frame is speech when it is this far above the noise level."""
+    offset_db: float = 4.0
+    """While in speech, a frame above noise + offset_db keeps the utterance open."""
     min_level_db: float = 32.0
     """Absolute level (dB re 1 LSB RMS) a frame must reach to count as speech at all."""
     onset_frames: int = 4
@@ -40,10 +41,10 @@ class EndpointSettings:
     """Utterances with less voiced time than this are dropped (clicks, coughs)."""
     max_utterance: float = 8.0
     """An utterance is closed at this length even without a pause."""
-    floor_rise_db_per_s: float = 3.0
-    """How fast the floor may climb when the background gets louder."""
-    floor_fall: float = 0.3
-    """Share of the gap the floor drops per frame when a frame is quieter than the floor."""
+    noise_window: float = 3.0
+    """Seconds of recent non-speech frames whose median level is the noise level."""
+    smoothing: int = 5
+    """Frames averaged (in power) for each decision."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,11 @@ class Endpointer:
         s = self.settings
         self._pending = np.zeros(0, dtype=np.int16)
         self._position = 0  # samples consumed into frames
-        self._floor: float | None = None
+        self._noise: deque[float] = deque(maxlen=max(1, round(s.noise_window * RATE / FRAME)))
+        self._noise_level: float | None = None
+        self._since_median = 0
+        self._powers: deque[float] = deque(maxlen=max(1, s.smoothing))
+        self._levels: list[float] = []  # levels of the utterance in progress
         self._history: deque[np.ndarray] = deque(maxlen=max(1, round(s.pre_roll * RATE / FRAME)) + s.onset_window)
         self._recent: deque[bool] = deque(maxlen=s.onset_window)
         self._in_speech = False
@@ -73,28 +78,30 @@ class Endpointer:
         self._last_voiced = 0  # sample index after the last voiced frame
         self._voiced_frames = 0
         self._quiet_frames = 0
-        self._rise = s.floor_rise_db_per_s * FRAME / RATE
 
     @property
     def in_speech(self) -> bool:
         return self._in_speech
 
     @property
-    def floor_db(self) -> float | None:
-        return self._floor
+    def noise_db(self) -> float | None:
+        """The background level speech is measured against (dB re 1 LSB RMS)."""
+        return self._noise_level
 
     def _level(self, frame: np.ndarray) -> float:
+        """Level of the last few frames (power average), in dB."""
         x = frame.astype(np.float64)
         x = x - x.mean()
-        return float(10.0 * np.log10(np.mean(x * x) + 1.0))
+        self._powers.append(float(np.mean(x * x)))
+        return float(10.0 * np.log10(sum(self._powers) / len(self._powers) + 1.0))
 
-    def _update_floor(self, level: float) -> None:
-        if self._floor is None:
-            self._floor = level
-        elif level < self._floor:
-            self._floor += self.settings.floor_fall * (level - self._floor)
-        else:
-            self._floor = min(level, self._floor + self._rise)
+    def _add_noise(self, level: float) -> None:
+        self._noise.append(level)
+        self._since_median += 1
+        # the median is re-taken every 10 frames (100 ms): cheap, and the background changes slower than that
+        if self._noise_level is None or self._since_median >= 10:
+            self._noise_level = float(np.median(np.fromiter(self._noise, dtype=np.float64)))
+            self._since_median = 0
 
     def feed(self, samples: np.ndarray) -> Iterator[SpeechEvent]:
         """Consume a chunk; yield the events it completes."""
@@ -108,10 +115,11 @@ class Endpointer:
             frame = data[i : i + FRAME]
             self._position += FRAME
             level = self._level(frame)
-            floor = self._floor if self._floor is not None else level
-            voiced = level >= s.min_level_db and level > floor + s.onset_db
+            noise = self._noise_level if self._noise_level is not None else level
+            voiced = level >= s.min_level_db and level > noise + s.onset_db
             if not self._in_speech:
-                self._update_floor(level)
+                if not voiced:
+                    self._add_noise(level)
                 self._history.append(frame)
                 self._recent.append(voiced)
                 if sum(self._recent) >= s.onset_frames:
@@ -120,6 +128,7 @@ class Endpointer:
                     self._utt_start = self._position - len(pre)
                     self._last_voiced = self._position
                     self._voiced_frames = sum(self._recent)
+                    self._levels = []
                     self._quiet_frames = 0
                     self._history.clear()
                     self._recent.clear()
@@ -129,20 +138,25 @@ class Endpointer:
             if not out:
                 out_start = self._position - FRAME
             out.append(frame)
-            keeps_open = level >= s.min_level_db and level > floor + s.offset_db
+            self._levels.append(level)
+            keeps_open = level >= s.min_level_db and level > noise + s.offset_db
             if keeps_open:
                 self._last_voiced = self._position
                 self._quiet_frames = 0
                 self._voiced_frames += 1
             else:
                 self._quiet_frames += 1
-                self._update_floor(level)
+                self._add_noise(level)
             too_long = (self._position - self._utt_start) >= s.max_utterance * RATE
             if self._quiet_frames * FRAME >= s.hangover * RATE or too_long:
                 if out:
                     yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
                 out = []
                 self._in_speech = False
+                if too_long:
+                    # Never quiet for max_utterance: the background itself got louder. Learn it as noise.
+                    for past in self._levels[-(self._noise.maxlen or 1) :]:
+                        self._add_noise(past)
                 end = self._last_voiced if not too_long else self._position
                 yield SpeechEvent("end", end / RATE, np.zeros(0, dtype=np.int16))
         if self._in_speech and out:

@@ -175,3 +175,15 @@ def test_endpointer_closes_utterances_in_continuous_babble() -> None:
     closed_in_stream = [e for e in events if e.kind == "end"]
     assert len(closed_in_stream) == 6
     assert not endpointer.in_speech
+
+
+def test_endpointer_learns_a_louder_background() -> None:
+    """The hall gets loud and stays loud: at most one over-long cut, then the new level is background."""
+    rng = np.random.default_rng(0)
+    quiet, loud = rng.standard_normal(16000 * 3) * 30, rng.standard_normal(16000 * 30) * 3000
+    audio = np.concatenate([quiet, loud]).astype(np.int16)
+    endpointer = Endpointer()
+    events = [e for c in chunks(audio) for e in endpointer.feed(c.samples)]
+    assert len([e for e in events if e.kind == "end"]) <= 1
+    assert not endpointer.in_speech
+    assert endpointer.noise_db is not None and endpointer.noise_db > 60
