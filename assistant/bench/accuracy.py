@@ -755,8 +755,28 @@ def run(plan: Plan, workdir: Path | None = None, log: Any = print) -> tuple[list
     return scores, notes
 
 
+def code_version() -> str:
+    """The commit measured, and whether the engine code differed from it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "assistant/engines", "assistant/endpoint.py", "assistant/audio.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + (" (engine code modified)" if dirty.stdout.strip() else "")
+
+
 def report(plan: Plan, scores: Sequence[Score], notes: Sequence[str], command: str) -> str:
-    parts = [f"Command: `{command}`", "", markdown(COLUMNS, table_rows(scores))]
+    parts = [f"Command: `{command}` at commit {code_version()}", "", markdown(COLUMNS, table_rows(scores))]
     real = real_table(scores)
     if real:
         parts += ["", "Real human speech (decode of each file, digits-only or number-only step):", "", real]
