@@ -207,11 +207,6 @@ def test_stream_converts_other_rates_and_refuses_what_it_cannot_read(tmp_path: P
         WavStream(tmp_path / "missing.wav")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="procedure: B(8) valid-with-uncalled-numbers is a violation even when the call it misses was heard "
-    "unsure in the game (it should then be uncertain); see docs/bench-scenarios.md",
-)
 def test_a_call_drowned_in_babble_makes_no_uncalled_winning_number_violation(
     grammar: Grammar, settings: Settings
 ) -> None:
