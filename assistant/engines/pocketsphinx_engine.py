@@ -48,6 +48,8 @@ class PocketsphinxSettings:
     confidence_center: float = -4.2
     """Mean per-frame log-likelihood ratio (grammar vs phone loop) that maps to confidence 0.5."""
     confidence_slope: float = 1.5
+    dither: bool = False
+    """Add 1/2-bit noise before feature extraction (guards against digital silence)."""
     min_confidence: float = 0.6
     """Below this an utterance is uncertain."""
 
@@ -158,6 +160,7 @@ class PocketsphinxRecognizer:
             "maxhmmpf": s.maxhmmpf,
             "cmninit": s.cmninit,
             "fsgusefiller": False,
+            "dither": s.dither,
         }
         words = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, **common))
         phones = pocketsphinx.Decoder(pocketsphinx.Config(lm=None, allphone=str(phone_lm), **common))
