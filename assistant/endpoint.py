@@ -43,7 +43,7 @@ class EndpointSettings:
     """An utterance is closed at this length even without a pause."""
     noise_window: float = 3.0
     """Seconds of recent non-speech frames whose median level is the noise level."""
-    smoothing: int = 5
+    smoothing: int = 3
     """Frames averaged (in power) for each decision."""
 
 

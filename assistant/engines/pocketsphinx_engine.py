@@ -139,8 +139,6 @@ class PocketsphinxRecognizer:
         finally:
             Path(small.name).unlink(missing_ok=True)
         self._searches: dict[tuple[str, ...], str] = {}
-        self._warm = False
-        self._utterance: list[bytes] | None = None
         self._current: str | None = None
         for step in grammar.steps:
             self._search_for(grammar.step_intents(step))
@@ -202,29 +200,16 @@ class PocketsphinxRecognizer:
             self._current = name
         self._words.start_utt()
         self._phones.start_utt()
-        self._utterance = [] if not self._warm else None
 
     def _feed(self, samples: np.ndarray) -> None:
         if len(samples):
             data = samples.astype(np.int16, copy=False).tobytes()
             self._words.process_raw(data, False, False)
             self._phones.process_raw(data, False, False)
-            if self._utterance is not None:
-                self._utterance.append(data)
 
     def _finish(self, start: float, end: float) -> Heard:
         self._words.end_utt()
         self._phones.end_utt()
-        if self._utterance is not None:
-            # The first streamed utterance was decoded with the prior cepstral mean; now that live CMN has
-            # seen it, decode it once more so the first call of a session is heard as well as the rest.
-            data, self._utterance, self._warm = b"".join(self._utterance), None, True
-            self._words.start_utt()
-            self._phones.start_utt()
-            self._words.process_raw(data, False, False)
-            self._phones.process_raw(data, False, False)
-            self._words.end_utt()
-            self._phones.end_utt()
         hyp = self._words.hyp()
         segments = [
             (seg.word, seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
@@ -279,45 +264,58 @@ class PocketsphinxRecognizer:
         if len(samples) == 0:
             raise EngineError("empty utterance: no samples to decode")
         # Normalized from the prior on the utterance alone (the same result whatever came before), without
-        # disturbing the live mean a stream has learned.
+        # disturbing the mean a stream has learned.
         live = self._words.get_cmn(False), self._phones.get_cmn(False)
         self._words.reinit_feat()  # set_cmn alone keeps the running sums of the stream
         self._phones.reinit_feat()
-        self._start()
-        self._utterance = None
-        data = samples.astype(np.int16, copy=False).tobytes()
-        self._words.process_raw(data, False, True)
-        self._phones.process_raw(data, False, True)
-        heard = self._finish(start, start + len(samples) / RATE)
+        heard = self._decode_whole(samples, start)
         self._words.set_cmn(live[0])
         self._phones.set_cmn(live[1])
         return heard
 
+    def _decode_whole(self, samples: np.ndarray, start: float) -> Heard:
+        """One whole utterance, normalized on itself from the mean the decoder holds now."""
+        self._start()
+        data = samples.astype(np.int16, copy=False).tobytes()
+        self._words.process_raw(data, False, True)
+        self._phones.process_raw(data, False, True)
+        return self._finish(start, start + len(samples) / RATE)
+
     def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
-        """Cut the stream by voice activity; yield each utterance as soon as it closes."""
+        """Cut the stream by voice activity; decode and yield each utterance as soon as it closes.
+
+        Each utterance is decoded whole, normalized on itself starting from the mean the stream has learned
+        so far: purely live normalization needs several utterances to settle on a new voice and lost first
+        calls; purely per-utterance normalization fails on very short words.
+        """
         endpointer = Endpointer(self.endpoint_settings)
         utt_start = 0.0
+        pieces: list[np.ndarray] = []
         for chunk in chunks:
             fed_at = time.perf_counter()
             for event in endpointer.feed(chunk.samples):
                 if event.kind == "start":
-                    utt_start = event.time
-                    self._start()
-                    self._feed(event.samples)
+                    utt_start, pieces = event.time, [event.samples]
                 elif event.kind == "audio":
-                    self._feed(event.samples)
+                    pieces.append(event.samples)
                 else:
-                    yield from self._close(endpointer, event.time, utt_start, chunk.end, fed_at)
+                    yield from self._close(endpointer, pieces, event.time, utt_start, chunk.end, fed_at)
         for event in endpointer.flush():
             end = event.time
-            yield from self._close(endpointer, end, utt_start, end, time.perf_counter())
+            yield from self._close(endpointer, pieces, end, utt_start, end, time.perf_counter())
 
     def _close(
-        self, endpointer: Endpointer, speech_end: float, utt_start: float, fed_until: float, fed_at: float
+        self,
+        endpointer: Endpointer,
+        pieces: list[np.ndarray],
+        speech_end: float,
+        utt_start: float,
+        fed_until: float,
+        fed_at: float,
     ) -> Iterator[Heard]:
-        heard = self._finish(utt_start, speech_end)
-        if endpointer.voiced_seconds() < self.endpoint_settings.min_speech:
+        if endpointer.voiced_seconds() < self.endpoint_settings.min_speech or not pieces:
             return
+        heard = self._decode_whole(np.concatenate(pieces), utt_start)
         waited = max(0.0, fed_until - speech_end)  # stream time the endpointer needed to be sure
         latency = waited + (time.perf_counter() - fed_at)
         yield Heard(
