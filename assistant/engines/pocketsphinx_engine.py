@@ -29,6 +29,8 @@ EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra
 PAUSE = "pause_"
 """A dictionary word made of silence: with fillers off, the grammar places the pauses itself."""
 SINGLE_ITEM = f"public <utterance> = [<pause>] <item> [<pause>]; <pause> = {PAUSE} [{PAUSE}];"
+WARM_UTTERANCES = 2
+"""The first utterances of a recognizer are decoded again, normalized on themselves, while live CMN settles."""
 MAX_DIGITS = 8
 """Longest card manufacturer ID or serial number heard, in digits."""
 FRAME_RATE = 100  # pocketsphinx frames per second
@@ -139,6 +141,8 @@ class PocketsphinxRecognizer:
         finally:
             Path(small.name).unlink(missing_ok=True)
         self._searches: dict[tuple[str, ...], str] = {}
+        self._warm = 0  # utterances decoded a second time while live normalization settles
+        self._utterance: list[bytes] | None = None
         self._current: str | None = None
         for step in grammar.steps:
             self._search_for(grammar.step_intents(step))
@@ -200,16 +204,36 @@ class PocketsphinxRecognizer:
             self._current = name
         self._words.start_utt()
         self._phones.start_utt()
+        self._utterance = [] if self._warm < WARM_UTTERANCES else None
 
     def _feed(self, samples: np.ndarray) -> None:
         if len(samples):
             data = samples.astype(np.int16, copy=False).tobytes()
             self._words.process_raw(data, False, False)
             self._phones.process_raw(data, False, False)
+            if self._utterance is not None:
+                self._utterance.append(data)
 
     def _finish(self, start: float, end: float) -> Heard:
         self._words.end_utt()
         self._phones.end_utt()
+        if self._utterance is not None:
+            # The first streamed utterances are decoded while live CMN is still far from this voice and
+            # channel: decode each once more, normalized on itself, so the first calls of a session are heard
+            # as well as the rest. The stream then goes on from the live mean the first pass learned.
+            data, self._utterance = b"".join(self._utterance), None
+            self._warm += 1
+            live = self._words.get_cmn(False), self._phones.get_cmn(False)
+            self._words.reinit_feat()
+            self._phones.reinit_feat()
+            self._words.start_utt()
+            self._phones.start_utt()
+            self._words.process_raw(data, False, True)
+            self._phones.process_raw(data, False, True)
+            self._words.end_utt()
+            self._phones.end_utt()
+            self._words.set_cmn(live[0])
+            self._phones.set_cmn(live[1])
         hyp = self._words.hyp()
         segments = [
             (seg.word, seg.start_frame, seg.end_frame, math.log(max(seg.ascore, 1e-300)))
@@ -264,58 +288,45 @@ class PocketsphinxRecognizer:
         if len(samples) == 0:
             raise EngineError("empty utterance: no samples to decode")
         # Normalized from the prior on the utterance alone (the same result whatever came before), without
-        # disturbing the mean a stream has learned.
+        # disturbing the live mean a stream has learned.
         live = self._words.get_cmn(False), self._phones.get_cmn(False)
         self._words.reinit_feat()  # set_cmn alone keeps the running sums of the stream
         self._phones.reinit_feat()
-        heard = self._decode_whole(samples, start)
+        self._start()
+        self._utterance = None
+        data = samples.astype(np.int16, copy=False).tobytes()
+        self._words.process_raw(data, False, True)
+        self._phones.process_raw(data, False, True)
+        heard = self._finish(start, start + len(samples) / RATE)
         self._words.set_cmn(live[0])
         self._phones.set_cmn(live[1])
         return heard
 
-    def _decode_whole(self, samples: np.ndarray, start: float) -> Heard:
-        """One whole utterance, normalized on itself from the mean the decoder holds now."""
-        self._start()
-        data = samples.astype(np.int16, copy=False).tobytes()
-        self._words.process_raw(data, False, True)
-        self._phones.process_raw(data, False, True)
-        return self._finish(start, start + len(samples) / RATE)
-
     def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
-        """Cut the stream by voice activity; decode and yield each utterance as soon as it closes.
-
-        Each utterance is decoded whole, normalized on itself starting from the mean the stream has learned
-        so far: purely live normalization needs several utterances to settle on a new voice and lost first
-        calls; purely per-utterance normalization fails on very short words.
-        """
+        """Cut the stream by voice activity; yield each utterance as soon as it closes."""
         endpointer = Endpointer(self.endpoint_settings)
         utt_start = 0.0
-        pieces: list[np.ndarray] = []
         for chunk in chunks:
             fed_at = time.perf_counter()
             for event in endpointer.feed(chunk.samples):
                 if event.kind == "start":
-                    utt_start, pieces = event.time, [event.samples]
+                    utt_start = event.time
+                    self._start()
+                    self._feed(event.samples)
                 elif event.kind == "audio":
-                    pieces.append(event.samples)
+                    self._feed(event.samples)
                 else:
-                    yield from self._close(endpointer, pieces, event.time, utt_start, chunk.end, fed_at)
+                    yield from self._close(endpointer, event.time, utt_start, chunk.end, fed_at)
         for event in endpointer.flush():
             end = event.time
-            yield from self._close(endpointer, pieces, end, utt_start, end, time.perf_counter())
+            yield from self._close(endpointer, end, utt_start, end, time.perf_counter())
 
     def _close(
-        self,
-        endpointer: Endpointer,
-        pieces: list[np.ndarray],
-        speech_end: float,
-        utt_start: float,
-        fed_until: float,
-        fed_at: float,
+        self, endpointer: Endpointer, speech_end: float, utt_start: float, fed_until: float, fed_at: float
     ) -> Iterator[Heard]:
-        if endpointer.voiced_seconds() < self.endpoint_settings.min_speech or not pieces:
+        heard = self._finish(utt_start, speech_end)
+        if endpointer.voiced_seconds() < self.endpoint_settings.min_speech:
             return
-        heard = self._decode_whole(np.concatenate(pieces), utt_start)
         waited = max(0.0, fed_until - speech_end)  # stream time the endpointer needed to be sure
         latency = waited + (time.perf_counter() - fed_at)
         yield Heard(
