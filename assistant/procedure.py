@@ -198,10 +198,8 @@ class Conduct:
         self.prize_counted = False
         self.dues: dict[str, _Due] = {}
         self.not_called_heard: list[Ball] = []
-        self.unsure_calls: set[Ball] = set()
-        """Balls the caller may have called in speech heard unsure."""
-        self.unsure_unplaced = False
-        """The caller said something unsure that the grammar could not read as a call."""
+        self.unsure_caller_speech = False
+        """The caller said something this game that was heard unsure: it may have been a call we missed."""
 
     # ----- driving the machine -------------------------------------------------------------------
 
@@ -806,8 +804,8 @@ class Conduct:
             self.find("winning-numbers-not-read")
         if record.not_called:
             # a ball missing from the board may have been called in speech we could not hear clearly
-            unsure = self.unsure_unplaced or any(b in self.unsure_calls for b in record.not_called)
-            self.find("valid-with-uncalled-numbers", unsure=unsure, balls=", ".join(str(b) for b in record.not_called))
+            balls = ", ".join(str(b) for b in record.not_called)
+            self.find("valid-with-uncalled-numbers", unsure=self.unsure_caller_speech, balls=balls)
 
     def resolve_valid(self) -> None:
         """B(4): the game is over; B(9) is due."""
@@ -937,9 +935,7 @@ class Procedure:
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
             if unsure and item.role is Role.CALLER:
-                calls = {m.ball for m in item.meanings if m.intent == "call" and m.ball is not None}
-                conduct.unsure_calls |= calls
-                conduct.unsure_unplaced = conduct.unsure_unplaced or not item.meanings
+                conduct.unsure_caller_speech = True
             for meaning in item.meanings:
                 intent = self.grammar.intents.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
