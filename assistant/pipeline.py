@@ -6,7 +6,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -142,9 +142,13 @@ class Session:
 
 
 def heard_to_utterance(heard: Heard, role: Role, grammar: Grammar) -> Utterance:
-    return grammar.utterance(
+    """What the recognizer heard, read by the grammar; words the grammar cannot place make it unsure."""
+    utterance = grammar.utterance(
         heard.start, heard.end, role, heard.text, confidence=heard.confidence, uncertain=heard.uncertain
     )
+    if utterance.unknown and not utterance.uncertain:
+        return replace(utterance, uncertain=True)
+    return utterance
 
 
 def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
@@ -260,16 +264,31 @@ def inputs_from_recording(
     recording: Recording, recognizers: Sequence[Recognizer], grammar: Grammar, plans: Sequence[GamePlan]
 ) -> Iterator[Input]:
     """The hall's program starts the games; speech follows; the end of the recording closes the session."""
+    yield from program_games(utterances_from_recording(recording, recognizers, grammar), plans)
+    yield SessionEnd(recording.duration)
+
+
+OPENING_INTENTS = frozenset({"last-ball-required", "last-ball-not-required", "ball-count", "cards-sold", "prize"})
+"""What a caller says before the first ball of a game: heard after a game has had calls, the next game began."""
+
+
+def program_games(utterances: Iterable[Utterance], plans: Sequence[GamePlan]) -> Iterator[Input]:
+    """Start the games of the hall's program as the speech shows them: after "this game is completed", or,
+    when that was missed, at a sure opening announcement once the current game has had calls."""
     if plans:
         yield GameStart(0.0, plans[0])
-    next_plan = 1
-    for utterance in utterances_from_recording(recording, recognizers, grammar):
+    next_plan, calls_in_game = 1, 0
+    for utterance in utterances:
+        intents = {m.intent for m in utterance.meanings}
+        opens = bool(intents & OPENING_INTENTS) and not utterance.uncertain and calls_in_game > 0
+        if opens and next_plan < len(plans):
+            yield GameStart(utterance.start, plans[next_plan])
+            next_plan, calls_in_game = next_plan + 1, 0
         yield utterance
-        closes = any(m.intent == "game-completed" for m in utterance.meanings)
-        if closes and next_plan < len(plans):
+        calls_in_game += "call" in intents and utterance.role is Role.CALLER
+        if "game-completed" in intents and next_plan < len(plans):
             yield GameStart(utterance.end, plans[next_plan])
-            next_plan += 1
-    yield SessionEnd(recording.duration)
+            next_plan, calls_in_game = next_plan + 1, 0
 
 
 def board_keys(items: Iterable[Input]) -> list[BoardKey]:
