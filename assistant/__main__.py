@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for record, report, voice")
     demo.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go (default auto)")
     demo.add_argument("--game", choices=["compliant", "faulty"], default="compliant", help="which bundled game")
+    demo.add_argument("--voice-out", type=Path, help="WAV of everything said, when prompts go to a file")
+    demo.add_argument("--prompts-json", type=Path, help="the prompts with their times (default DIR/demo-prompts.json)")
     _engine_flags(demo)
 
     transcribe = verbs.add_parser("transcribe", help="print what was said in a recording, one utterance a line")
@@ -55,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listen = verbs.add_parser("listen", help="follow a game live from the microphone(s)")
     listen.add_argument("--caller-device", help="input device of the caller's microphone")
-    listen.add_argument("--floor-device", help="input device of the floor microphone (or: right channel)")
+    listen.add_argument("--floor-device", help="input device of the floor microphone, or 'right' for the right channel")
     listen.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go")
     _record_flags(listen)
     _engine_flags(listen)

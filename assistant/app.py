@@ -208,7 +208,7 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
     db = out / "demo.db"
     for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
         stale.unlink(missing_ok=True)
-    voice_wav = out / "demo-voice.wav"
+    voice_wav: Path = args.voice_out or out / "demo-voice.wav"
     run = _Run(settings, grammar, source=str(wav), printer=True)
     with run.stack:
         run.open_store(db, resume=False)
@@ -219,7 +219,7 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         recognizers = recognizers_for(recording, settings, grammar)
         session.sinks.append(step_follower(recognizers, grammar))
         session.run(inputs_from_recording(recording, recognizers, grammar, plans))
-        run.finish(session, out / "demo-prompts.json")
+        run.finish(session, args.prompts_json or out / "demo-prompts.json")
         occasion = session.procedure.occasion
     report_html, report_json = out / "demo-report.html", out / "demo-report.json"
     with Store.open(db, readonly=True) as store:
@@ -309,16 +309,21 @@ def _microphones(
     settings: Settings, grammar: Grammar, clock: _AudioClock | None = None
 ) -> tuple[Iterator[tuple[AudioChunk, ...]], list[Recognizer]]:
     """The caller's microphone (and the floor's, when configured) with a recognizer each."""
-    sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
-    if settings.audio.floor_device:
-        sources.append(MicrophoneSource(settings.audio.floor_device, channels=1))
+    floor = settings.audio.floor_device
+    if floor == "right":  # one device, two channels: left the caller, right the floor
+        sources = [MicrophoneSource(settings.audio.caller_device, channels=2)]
+    else:
+        sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
+        if floor:
+            sources.append(MicrophoneSource(floor, channels=1))
+    channels = sum(s.channels for s in sources)
     recognizers = []
-    for role in (Role.CALLER, Role.FLOOR)[: len(sources)]:
+    for role in (Role.CALLER, Role.FLOOR)[:channels]:
         recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
         recognizer.set_step(role_intents(grammar, role))
         recognizers.append(recognizer)
     streams = [s.stream() for s in sources]
-    chunks = (tuple(step[0] for step in steps) for steps in zip(*streams, strict=False))
+    chunks = (tuple(chunk for step in steps for chunk in step) for steps in zip(*streams, strict=False))
     return (clock.follow(chunks) if clock is not None else chunks), recognizers
 
 
