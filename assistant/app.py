@@ -17,6 +17,7 @@ from .engines import EngineError, make_recognizer
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
+from .hall.stream import Progress, WavStream, with_progress
 from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
 from .pipeline import (
     EventPrinter,
@@ -24,7 +25,9 @@ from .pipeline import (
     inputs_from_recording,
     lockstep_utterances,
     plans_from,
+    program_games,
     recognizers_for,
+    recording_chunks,
     role_intents,
     step_follower,
 )
@@ -171,24 +174,44 @@ def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
     return items
 
 
+def _open_audio(path: Path, progress: bool) -> tuple[Iterator[tuple[AudioChunk, ...]], int, float]:
+    """A recording as lock-step chunks of its channels: 16-bit files stream block by block (steady memory on
+    a four-hour occasion, with a progress bar on stderr); other sample widths are read whole and converted."""
+    try:
+        stream = WavStream(path)
+    except AudioError as exc:
+        if "16-bit" not in str(exc):
+            raise
+        recording = read_wav(path)
+        return recording_chunks(recording), len(recording.channels), recording.duration
+    chunks = with_progress(stream, Progress(stream.duration)) if progress else stream.chunks()
+    return chunks, stream.channels, stream.duration
+
+
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Check a recorded session. On --resume the whole session is fed again: the journal keeps what the
     record already holds (it must match) and records only what a crash cut off."""
     grammar = Grammar.load(settings.recognizer.grammar)
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:
-        recording = read_wav(args.session) if _is_wav(args.session) else None
-        if recording is None and args.plan is not None:
+        audio = (
+            _open_audio(args.session, progress=not args.quiet and sys.stderr.isatty())
+            if _is_wav(args.session)
+            else None
+        )
+        if audio is None and args.plan is not None:
             raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
-        script = _script_inputs(args.session, grammar) if recording is None else []
+        script = _script_inputs(args.session, grammar) if audio is None else []
         run.open_store(args.db, args.resume)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
         session = run.session()
-        if recording is not None:
-            recognizers = recognizers_for(recording, settings, grammar)
+        if audio is not None:
+            chunks, channels, duration = audio
+            recognizers = recognizers_for(channels, settings, grammar)
             session.sinks.append(step_follower(recognizers, grammar))
-            session.run(inputs_from_recording(recording, recognizers, grammar, plans_from(args.plan)))
+            session.run(program_games(lockstep_utterances(chunks, recognizers, grammar), plans_from(args.plan)))
+            session.feed(SessionEnd(duration))
         else:
             session.run(script)
         run.finish(session, args.prompts_json)
@@ -216,7 +239,7 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         print(f"demo: {wav.name} through {settings.recognizer.engine}, the NM 15.4.7.11 procedure, voice: {mode}")
         session = run.session()
         recording = read_wav(wav)
-        recognizers = recognizers_for(recording, settings, grammar)
+        recognizers = recognizers_for(len(recording.channels), settings, grammar)
         session.sinks.append(step_follower(recognizers, grammar))
         session.run(inputs_from_recording(recording, recognizers, grammar, plans))
         run.finish(session, args.prompts_json or out / "demo-prompts.json")
@@ -430,7 +453,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         if args.session is not None:
             if _is_wav(args.session):
                 recording = read_wav(args.session)
-                recognizers = recognizers_for(recording, settings, grammar)
+                recognizers = recognizers_for(len(recording.channels), settings, grammar)
                 items: Iterable[Input] = inputs_from_recording(recording, recognizers, grammar, plans)
             else:
                 items = _script_inputs(args.session, grammar)

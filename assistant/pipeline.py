@@ -157,9 +157,10 @@ def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
     return tuple(name for name, intent in grammar.intents.items() if roles & set(intent.roles))
 
 
-def recognizers_for(recording: Recording, settings: Settings, grammar: Grammar) -> list[Recognizer]:
+def recognizers_for(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:
+    """One recognizer per channel, each hearing the intents of its channel's roles."""
     out = []
-    for role in CHANNEL_ROLES[: len(recording.channels)]:
+    for role in CHANNEL_ROLES[:channels]:
         recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
         recognizer.set_step(role_intents(grammar, role))
         out.append(recognizer)

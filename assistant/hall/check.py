@@ -15,12 +15,13 @@ from ..audio import AudioChunk, Recording
 from ..engines import make_recognizer
 from ..engines.base import Recognizer
 from ..grammar import Grammar
-from ..messages import BoardKey, GamePlan, GameStart, Input, OccasionRecord, SessionEnd, Utterance
+from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, Utterance
 from ..pipeline import (
     CHANNEL_ROLES,
     Session,
     inputs_from_recording,
     lockstep_utterances,
+    program_games,
     role_intents,
     step_follower,
 )
@@ -101,15 +102,7 @@ def inputs_from_chunks(
     duration: Callable[[], float],
 ) -> Iterator[Input]:
     """`inputs_from_recording` on a stream of chunks: the same games, utterances and session end."""
-    if plans:
-        yield GameStart(0.0, plans[0])
-    next_plan = 1
-    for utterance in lockstep_utterances(channel_chunks, recognizers, grammar):
-        yield utterance
-        closes = any(m.intent == "game-completed" for m in utterance.meanings)
-        if closes and next_plan < len(plans):
-            yield GameStart(utterance.end, plans[next_plan])
-            next_plan += 1
+    yield from program_games(lockstep_utterances(channel_chunks, recognizers, grammar), plans)
     yield SessionEnd(duration())
 
 
