@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -9,6 +10,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "config" / "default.toml"
+REAL_AUDIO = Path(os.environ.get("BINGO_REAL_AUDIO", ROOT.parent / "shared" / "audio" / "real"))
+"""Recorded human speech for tests and benchmarks: the shared folder beside the repository."""
 
 
 class SettingsError(ValueError):

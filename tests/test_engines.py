@@ -14,10 +14,11 @@ from assistant.audio import AudioChunk, chunks, from_samples, read_wav
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.pocketsphinx_engine import PocketsphinxRecognizer
 from assistant.grammar import DEFAULT_GRAMMAR, Grammar
+from assistant.settings import REAL_AUDIO
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "audio_fixtures"
-REAL = Path("/work/shared/audio/real")
+REAL = REAL_AUDIO
 
 
 def script_lines(path: Path) -> list[tuple[float, str, str]]:

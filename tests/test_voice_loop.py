@@ -21,9 +21,10 @@ from assistant.messages import Ball, GamePlan, GameStart, Prompt, Role, Utteranc
 from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.questions import answer
 from assistant.script import parse_script
+from assistant.settings import REAL_AUDIO
 from assistant.speaker import Pyttsx3Voice, TimelineSpeaker, VoiceSettings
 
-REAL = Path("/work/shared/audio/real")
+REAL = REAL_AUDIO
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 VOICE = VoiceSettings(voice="en-us")

@@ -28,13 +28,14 @@ import numpy as np
 
 from ..grammar import Grammar
 from ..messages import Ball
+from ..settings import REAL_AUDIO
 from . import audio as gen
 
 ENGINES = ("pocketsphinx", "vosk")
 PROBES = ("whisper",)
 """Alternatives measured by the benchmark only (assistant/bench/whisper_probe.py), never by 'all'."""
 CONDITIONS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
-REAL_AUDIO = Path(os.environ.get("BINGO_REAL_AUDIO", "/work/shared/audio/real"))
+
 CHUNK_SECONDS = 0.1
 CUT_MARGIN = 0.25
 """Seconds of context kept around a perfectly cut utterance (a good endpointer keeps about this much)."""
