@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..audio import AudioChunk, Recording
-from ..engines import make_recognizer
 from ..engines.base import Recognizer
 from ..grammar import Grammar
 from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, Utterance
@@ -22,20 +21,14 @@ from ..pipeline import (
     inputs_from_recording,
     lockstep_utterances,
     program_games,
+    recognizers_for,
     role_intents,
     step_follower,
 )
 from ..settings import Settings
 
-
-def make_recognizers(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:
-    """One recognizer per channel (caller, floor), each limited to its roles' intents: `recognizers_for`."""
-    out = []
-    for role in CHANNEL_ROLES[:channels]:
-        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
-        recognizer.set_step(role_intents(grammar, role))
-        out.append(recognizer)
-    return out
+make_recognizers = recognizers_for
+"""One recognizer per channel (caller, floor), each limited to its roles' intents."""
 
 
 def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[Input]:
