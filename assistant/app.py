@@ -18,7 +18,7 @@ from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
 from .hall.stream import Progress, WavStream, with_progress
-from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance
+from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance, end_of, time_of
 from .pipeline import (
     EventPrinter,
     Session,
@@ -169,7 +169,7 @@ class _Run:
 def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
     items = read_script(path, grammar)
     if not items or not isinstance(items[-1], SessionEnd):
-        last = max((i.end if isinstance(i, Utterance) else i.time for i in items), default=0.0)
+        last = max((end_of(i) for i in items), default=0.0)
         items.append(SessionEnd(last))
     return items
 
@@ -460,7 +460,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             started = time.monotonic()
             for item in items:
                 if args.realtime:
-                    at = item.start if isinstance(item, Utterance) else item.time
+                    at = time_of(item)
                     time.sleep(max(0.0, at - (time.monotonic() - started)))
                 hub.feed(item)
         elif args.live:

@@ -160,6 +160,16 @@ Input = Utterance | BoardKey | GameStart | Tick | SessionEnd
 """Everything the procedure engine consumes."""
 
 
+def time_of(item: Input) -> float:
+    """When an input happened: an utterance at its start."""
+    return item.start if isinstance(item, Utterance) else item.time
+
+
+def end_of(item: Input) -> float:
+    """When an input was over: an utterance at its end."""
+    return item.end if isinstance(item, Utterance) else item.time
+
+
 @dataclass(frozen=True)
 class Finding:
     """A deviation from the rule (or an unsure hearing), citing its clause as written in the rule."""

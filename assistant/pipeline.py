@@ -15,7 +15,6 @@ from .engines import make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
 from .messages import (
-    BoardKey,
     CallMade,
     CallWithdrawn,
     ClaimOpened,
@@ -290,10 +289,6 @@ def program_games(utterances: Iterable[Utterance], plans: Sequence[GamePlan]) ->
         if "game-completed" in intents and next_plan < len(plans):
             yield GameStart(utterance.end, plans[next_plan])
             next_plan, calls_in_game = next_plan + 1, 0
-
-
-def board_keys(items: Iterable[Input]) -> list[BoardKey]:
-    return [i for i in items if isinstance(i, BoardKey)]
 
 
 def step_follower(recognizers: Sequence[Recognizer], grammar: Grammar) -> Callable[[Output], None]:

@@ -43,6 +43,8 @@ from .messages import (
     StepChanged,
     Tick,
     Utterance,
+    end_of,
+    time_of,
 )
 from .rules import DEFAULT_RULES, ClauseStatus, RuleError, RulePack, clause_table
 
@@ -918,7 +920,7 @@ class Procedure:
     def feed(self, item: Input) -> None:
         """One input: windows that closed before it speak first, then the input drives the machine."""
         conduct = self._conduct
-        time = _time_of(item)
+        time = time_of(item)
         if time < self._time:
             time = self._time  # never backwards: a late utterance end does not rewind the windows
         self._time = time
@@ -951,12 +953,6 @@ class Procedure:
             self._emit(StepChanged(time, step, self.grammar.step_intents(step)))
 
 
-def _time_of(item: Input) -> float:
-    if isinstance(item, Utterance):
-        return item.start
-    return item.time
-
-
 def check_inputs(
     items: Iterable[Input], rules: RulePack, grammar: Grammar, settings: ProcedureSettings | None = None
 ) -> tuple[OccasionRecord, list[Output]]:
@@ -968,7 +964,7 @@ def check_inputs(
         procedure.feed(item)
         last = item
     if not isinstance(last, SessionEnd):
-        end = 0.0 if last is None else (last.end if isinstance(last, Utterance) else _time_of(last))
+        end = 0.0 if last is None else end_of(last)
         procedure.feed(SessionEnd(end))
     return procedure.occasion, outputs
 

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from console_desk import Desk, desk_factory
 from starlette.testclient import TestClient
 
 from assistant.console import ConsoleHub, ConsoleInputError, create_app, store_winners
 from assistant.console.actions import read_ball, read_plan, read_winner
-from assistant.console.hub import Emit
 from assistant.grammar import Grammar
 from assistant.messages import Ball, BoardKey, GameType, Input, Output, Role, Utterance
 from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.script import parse_script
 from assistant.settings import ROOT
-from assistant.store import Journal, Store, StoreError
+from assistant.store import Store, StoreError
 
 RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 GRAMMAR = Grammar.load()
@@ -46,39 +45,13 @@ CLAIM = """\
 """
 
 
-@dataclass
-class Desk:
-    """The real procedure behind its store journal, as the pipeline wires speech: input recorded, then fed."""
-
-    procedure: Procedure
-    journal: Journal
-
-    def feed(self, item: Input) -> None:
-        self.journal.input(item)
-        self.procedure.feed(item)
-
-
-def desk_factory(db: Path, made: list[Desk]) -> Callable[[Emit], Desk]:
-    """Opens the store and the procedure on the hub's desk thread (SQLite wants the thread that opened it)."""
-
-    def factory(emit: Emit) -> Desk:
-        store = Store.open(db)
-        journal = Journal(store, store.start_occasion(source="console-test"))
-        procedure = Procedure(
-            rules=RulePack.load(RULES), grammar=GRAMMAR, settings=ProcedureSettings(), emit=journal.forward(emit)
-        )
-        desk = Desk(procedure, journal)
-        made.append(desk)
-        return desk
-
-    return factory
-
-
 @pytest.fixture
 def desk_hub(tmp_path: Path) -> Iterator[tuple[ConsoleHub, Desk, Path]]:
     made: list[Desk] = []
     db = tmp_path / "hall.db"
-    hub = ConsoleHub(procedure_factory=desk_factory(db, made), grammar=GRAMMAR, clock=lambda: 0.0)
+    hub = ConsoleHub(
+        procedure_factory=desk_factory(db, made, GRAMMAR, "console-test"), grammar=GRAMMAR, clock=lambda: 0.0
+    )
     desk = made[0]
     hub.winner_sink = store_winners(desk.journal.store, desk.journal.occasion)
     yield hub, desk, db

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_desk import Desk, desk_factory
 
 from assistant.console import ConsoleHub, make_server, store_winners
-from assistant.console.hub import Emit
 from assistant.grammar import Grammar
 from assistant.messages import Input, Role
-from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.script import parse_script
 from assistant.settings import ROOT
-from assistant.store import Journal, Store
+from assistant.store import Store
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -36,7 +35,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
@@ -80,18 +78,6 @@ CLAIM = """\
 
 
 @dataclass
-class Desk:
-    """The real procedure behind its store journal, as the pipeline wires speech."""
-
-    procedure: Procedure
-    journal: Journal
-
-    def feed(self, item: Input) -> None:
-        self.journal.input(item)
-        self.procedure.feed(item)
-
-
-@dataclass
 class Hall:
     hub: ConsoleHub
     desk: Desk
@@ -114,16 +100,9 @@ def hall(tmp_path: Path) -> Iterator[Hall]:
     made: list[Desk] = []
     db = tmp_path / "hall.db"
 
-    def factory(emit: Emit) -> Desk:
-        store = Store.open(db)
-        journal = Journal(store, store.start_occasion(source="console-browser-test"))
-        procedure = Procedure(
-            rules=RulePack.load(RULES), grammar=GRAMMAR, settings=ProcedureSettings(), emit=journal.forward(emit)
-        )
-        made.append(Desk(procedure, journal))
-        return made[-1]
-
-    hub = ConsoleHub(procedure_factory=factory, grammar=GRAMMAR, clock=lambda: 0.0)
+    hub = ConsoleHub(
+        procedure_factory=desk_factory(db, made, GRAMMAR, "console-browser-test"), grammar=GRAMMAR, clock=lambda: 0.0
+    )
     desk = made[0]
     hub.winner_sink = store_winners(desk.journal.store, desk.journal.occasion)
     server = make_server(hub, "127.0.0.1", 0)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..audio import AudioChunk, Recording
 from ..engines.base import Recognizer
 from ..grammar import Grammar
-from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, Utterance
+from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, Utterance, end_of, time_of
 from ..pipeline import (
     CHANNEL_ROLES,
     Session,
@@ -38,7 +38,7 @@ def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[In
     i = 0
     for item in inputs:
         if isinstance(item, Utterance | SessionEnd):
-            at = item.start if isinstance(item, Utterance) else item.time
+            at = time_of(item)
             while i < len(pending) and (pending[i].time <= at or isinstance(item, SessionEnd)):
                 yield pending[i]
                 i += 1
@@ -118,7 +118,7 @@ def check_script(items: Sequence[Input], settings: Settings, grammar: Grammar) -
     """`check SCRIPT.txt`: the script's inputs through the same session; it ends after its last input."""
     feed = list(items)
     if not feed or not isinstance(feed[-1], SessionEnd):
-        last = max((i.end if isinstance(i, Utterance) else i.time for i in feed), default=0.0)
+        last = max((end_of(i) for i in feed), default=0.0)
         feed.append(SessionEnd(last))
     session = Session.create(settings, grammar, [])
     session.run(feed)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..audio import RATE
 from ..bench.audio import Crowd, Voice, add_babble, mix, speak
-from ..messages import BoardKey, GameStart, Input, Role, SessionEnd, Tick, Utterance
+from ..messages import BoardKey, GameStart, Input, Role, SessionEnd, Tick, Utterance, time_of
 
 CALLER, FLOOR = 0, 1
 """Channel indexes: left is the caller's microphone, right the floor's."""
@@ -137,10 +137,6 @@ def say(text: str, voice: Voice, pause: float | None = None) -> np.ndarray:
     return np.concatenate(pieces)
 
 
-def _item_time(item: Input) -> float:
-    return item.start if isinstance(item, Utterance) else item.time
-
-
 def render_script(
     items: Sequence[Input],
     voices: HallVoices = TUNING_VOICES,
@@ -185,7 +181,7 @@ def render(
     shift = lead
     session_end: float | None = None
     for item in items:
-        t = _item_time(item)
+        t = time_of(item)
         if isinstance(item, Utterance):
             channel = channel_of(item.role)
             clip = say(item.text, voices.for_role(item.role), pause if _is_list(item) else None)
