@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything bingo-assistant needs on a fresh Debian machine: the system packages
 # (espeak-ng for the voice, libportaudio2 for sounddevice, sox for audio tools, chromium for the
-# report and console tests, graphviz for the procedure diagram) and the Python package with its
+# report and console tests, poppler-utils to read the printed report back) and the Python package with its
 # test dependencies. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES=(espeak-ng libportaudio2 sox graphviz chromium poppler-utils)
+APT_PACKAGES=(espeak-ng libportaudio2 sox chromium poppler-utils)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
