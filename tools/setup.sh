@@ -17,4 +17,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
-echo "setup: done ($(python3 -c 'import assistant, pocketsphinx; print("pocketsphinx", pocketsphinx.__name__)'))"
+python3 -c "import assistant.app" && echo "setup: done (bingo-assistant and its dependencies import)"
