@@ -166,6 +166,8 @@ class Conduct:
         self.state_unsure = False
         self.outage: OutageRecord | None = None
         self.outage_flagged = False
+        self.unsure_hearings: list[tuple[float, Role, str]] = []
+        """When each unsure hearing began, whose it was and its words: words owed may hide in them."""
         self._reset_game()
         known = set(dir(self))
         for spec in rules.transitions:
@@ -200,8 +202,7 @@ class Conduct:
         self.prize_counted = False
         self.dues: dict[str, _Due] = {}
         self.not_called_heard: list[Ball] = []
-        self.unsure_caller_speech = False
-        """The caller said something this game that was heard unsure: it may have been a call we missed."""
+        self.won_at = 0.0
 
     # ----- driving the machine -------------------------------------------------------------------
 
@@ -236,10 +237,27 @@ class Conduct:
     # ----- speaking: findings and prompts --------------------------------------------------------
 
     def find(
-        self, code: str, *, heard: str | None = None, unsure: bool = False, at: float | None = None, **fields: object
+        self,
+        code: str,
+        *,
+        heard: str | None = None,
+        unsure: bool = False,
+        at: float | None = None,
+        since: float | None = None,
+        **fields: object,
     ) -> None:
+        """A finding; one made from an absence (`owed` in the rule pack) is uncertain when a hearing of
+        the role that owed the words was unsure between `since` (default: the game's start) and now."""
         spec = self.rules.findings[code]
         unsure = unsure or self.now.unsure or self.state_unsure or spec.severity is Severity.UNCERTAIN
+        message = spec.message
+        if spec.owed and not unsure:
+            start = since if since is not None else (self.game.start if self.game else 0.0)
+            hidden = self.heard_unsure(spec.owed, start)
+            if hidden is not None:
+                unsure = True
+                words = hidden[2].replace("{", "{{").replace("}", "}}")
+                message += f"; perhaps said in the unsure hearing at {_clock(hidden[0])} ('{words}')"
         heard = self.now.heard if heard is None else heard
         finding = Finding(
             clause=spec.clause,
@@ -247,7 +265,7 @@ class Conduct:
             severity=Severity.UNCERTAIN if unsure else spec.severity,
             time=self.now.time if at is None else at,
             heard=heard,
-            message=spec.message.format_map(_Fields(heard=heard, **fields)),
+            message=message.format_map(_Fields(heard=heard, **fields)),
             game=self.game.number if self.game else None,
         )
         if self.game is None or spec.clause.startswith("E(2)"):
@@ -255,6 +273,15 @@ class Conduct:
         else:
             self.game.findings.append(finding)
         self.emit(finding)
+
+    def heard_unsure(self, roles: tuple[str, ...], since: float) -> tuple[float, Role, str] | None:
+        """The latest thing one of these roles said at or after `since` that was heard unsure, if any."""
+        for hearing in reversed(self.unsure_hearings):
+            if hearing[0] < since:
+                return None
+            if hearing[1].value in roles:
+                return hearing
+        return None
 
     def prompt(self, kind: str, **fields: object) -> None:
         spec = self.rules.prompts[kind]
@@ -296,6 +323,7 @@ class Conduct:
         number = len(self.occasion.games) + 1
         self.game = GameRecord(number=number, plan=plan, start=self.now.time)
         self.occasion.games.append(self.game)
+        self.unsure_hearings = [h for h in self.unsure_hearings if h[0] >= self.now.time]
         self.board = Board(game_number=number, plan=plan)
         self.emit(GameOpened(number, plan, self.now.time))
         if plan.prize:
@@ -331,12 +359,13 @@ class Conduct:
         if self.state == "announcing" and not self.board.called:
             self._finish("not-played")
         elif self.state == "claim":
-            self.find("claim-not-resolved", heard="")
+            since = self.claim.record.time if self.claim is not None else None
+            self.find("claim-not-resolved", heard="", since=since)
             self._finish("claim-unresolved")
         elif self.state == "closing":
             if not self.asked_other:
-                self.find("other-bingos-not-asked", heard="")
-            self.find("game-not-completed", heard="")
+                self.find("other-bingos-not-asked", heard="", since=self.won_at)
+            self.find("game-not-completed", heard="", since=self.won_at)
             self._finish("won-not-completed")
         else:
             self._finish("stopped")
@@ -345,7 +374,7 @@ class Conduct:
         """B(9): "this game is completed", after "are there any other bingos?" when the game was won."""
         if self.won:
             if not self.asked_other:
-                self.find("other-bingos-not-asked")
+                self.find("other-bingos-not-asked", since=self.won_at)
             if self.now.meaning is not None and self.now.meaning.intent.endswith("paraphrase"):
                 self.find("game-completed-paraphrased")
         self._finish("completed")
@@ -369,7 +398,9 @@ class Conduct:
         self.pending = None
         self._cancel("repeat")
         if pending.prompted or closing:
-            self.find("call-not-repeated", heard=pending.heard, unsure=pending.unsure, ball=pending.ball)
+            self.find(
+                "call-not-repeated", heard=pending.heard, unsure=pending.unsure, since=pending.time, ball=pending.ball
+            )
             self.unrepeated.append(pending.ball)
 
     def _settle_correction(self) -> None:
@@ -380,9 +411,17 @@ class Conduct:
         self.correction = None
         self._cancel("miscall", "correction-call")
         if correction.sentence:
-            self.find("correction-call-missing", heard=correction.heard, unsure=correction.unsure)
+            self.find(
+                "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
+            )
         else:
-            self.find("miscall-not-corrected", heard=correction.heard, unsure=correction.unsure, ball=correction.wrong)
+            self.find(
+                "miscall-not-corrected",
+                heard=correction.heard,
+                unsure=correction.unsure,
+                since=correction.time,
+                ball=correction.wrong,
+            )
 
     # ----- A(1), D, E(1): announcements ----------------------------------------------------------
 
@@ -488,7 +527,13 @@ class Conduct:
             # Said twice after all: it was the next ball, drawn before the previous one was said twice (A(2)).
             self.correction = None
             self._cancel("miscall")
-            self.find("next-ball-before-repeat", heard=correction.pending_heard, ball=correction.wrong, next=ball)
+            self.find(
+                "next-ball-before-repeat",
+                heard=correction.pending_heard,
+                since=correction.time,
+                ball=correction.wrong,
+                next=ball,
+            )
             self.unrepeated.append(correction.wrong)
             self._new_ball(ball)
             self._repeated()
@@ -520,7 +565,9 @@ class Conduct:
         self._cancel("repeat")
         self.pending = None
         if pending.prompted:
-            self.find("call-not-repeated", heard=pending.heard, unsure=pending.unsure, ball=pending.ball)
+            self.find(
+                "call-not-repeated", heard=pending.heard, unsure=pending.unsure, since=pending.time, ball=pending.ball
+            )
             self.unrepeated.append(pending.ball)
             return True
         if pending.unsure or self.now.unsure:
@@ -540,7 +587,7 @@ class Conduct:
             self._due("miscall", self.settings.answer_window)
             self.prompt("announce-error")
             return False
-        self.find("next-ball-before-repeat", heard=pending.heard, ball=pending.ball, next=ball)
+        self.find("next-ball-before-repeat", heard=pending.heard, since=pending.time, ball=pending.ball, next=ball)
         self.unrepeated.append(pending.ball)
         return True
 
@@ -565,7 +612,9 @@ class Conduct:
         if limit is not None and count > limit:
             self.find("ball-count-exceeded", count=count, limit=limit)
         elif limit is not None and count == limit and not self.announced.last_ball:
-            self.find("last-ball-not-announced", count=count, limit=limit)
+            records = self._records()
+            since = records[-1].time if records else None
+            self.find("last-ball-not-announced", since=since, count=count, limit=limit)
         record = self._add_call(ball)
         key = self.unmatched_key
         if key is not None:
@@ -646,7 +695,9 @@ class Conduct:
         correction = self.correction
         if correction is not None:
             self.correction = None
-            self.find("correction-call-missing", heard=correction.heard, unsure=correction.unsure)
+            self.find(
+                "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
+            )
 
     # ----- A(4), A(5): the master board console --------------------------------------------------
 
@@ -789,30 +840,32 @@ class Conduct:
         if claim is None:
             return
         record = claim.record
+        since = record.time
         if record.manufacturer is None and record.serial is None:
-            self.find("card-id-not-read")
+            self.find("card-id-not-read", since=since)
         elif record.manufacturer is None or record.serial is None:
             have, missing = (
                 ("serial number", "manufacturer ID")
                 if record.manufacturer is None
                 else ("manufacturer ID", "serial number")
             )
-            self.find("card-id-incomplete", have=have, missing=missing)
+            self.find("card-id-incomplete", since=since, have=have, missing=missing)
         plan = self.board.plan or GamePlan()
         if plan.type is GameType.COVER_ALL:
             if not claim.uncalled_read:
-                self.find("uncalled-numbers-not-read")
+                self.find("uncalled-numbers-not-read", since=since)
         elif not record.winning:
-            self.find("winning-numbers-not-read")
+            self.find("winning-numbers-not-read", since=since)
         if record.not_called:
-            # a ball missing from the board may have been called in speech we could not hear clearly
+            # a ball missing from the board may have been called in speech we could not hear clearly (owed)
             balls = ", ".join(str(b) for b in record.not_called)
-            self.find("valid-with-uncalled-numbers", unsure=self.unsure_caller_speech, balls=balls)
+            self.find("valid-with-uncalled-numbers", balls=balls)
 
     def resolve_valid(self) -> None:
         """B(4): the game is over; B(9) is due."""
         self._resolve(True)
         self.won = True
+        self.won_at = self.now.time
         self.board.held_ball = None  # returned to the machine
         self._due("ask-other", self.settings.answer_window)
 
@@ -936,8 +989,8 @@ class Procedure:
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
-            if unsure and item.role is Role.CALLER:
-                conduct.unsure_caller_speech = True
+            if unsure:
+                conduct.unsure_hearings.append((time, item.role, item.text))
             for meaning in item.meanings:
                 intent = self.grammar.intents.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .messages import GameType, OccasionRecord, Severity
+from .messages import GameType, OccasionRecord, Role, Severity
 
 DEFAULT_RULES = Path(__file__).resolve().parent.parent / "config" / "rules" / "nm-15.4.7.11.yaml"
 NOTE_KEYS = ("clause", "says")
@@ -28,6 +28,9 @@ class FindingSpec:
     clause: str
     severity: Severity
     message: str
+    owed: tuple[str, ...] = ()
+    """An absence finding: the roles whose words were missing. An unsure hearing of one of them inside the
+    finding's window may have been those words, so the finding is then uncertain, not a violation."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,17 @@ def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(v) for v in value)
+
+
+SPEAKING_ROLES = (Role.CALLER.value, Role.FLOOR.value, Role.PLAYER.value)
+
+
+def _owed(value: Any, code: object) -> tuple[str, ...]:
+    roles = _names(value)
+    unknown = [r for r in roles if r not in SPEAKING_ROLES]
+    if unknown:
+        raise ValueError(f"finding {code}: owed by unknown roles {unknown} (known: {', '.join(SPEAKING_ROLES)})")
+    return roles
 
 
 @dataclass(frozen=True)
@@ -117,7 +131,9 @@ class RulePack:
                 )
                 clean.append({k: v for k, v in t.items() if k not in NOTE_KEYS})
             findings = {
-                str(code): FindingSpec(str(f["clause"]), Severity(f["severity"]), str(f["message"]))
+                str(code): FindingSpec(
+                    str(f["clause"]), Severity(f["severity"]), str(f["message"]), _owed(f.get("owed"), code)
+                )
                 for code, f in data["findings"].items()
             }
             prompts = {

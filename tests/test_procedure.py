@@ -339,9 +339,37 @@ def test_rule_pack_errors_are_one_line(grammar: Grammar, tmp_path: Path) -> None
     renamed = RulePack.load(_broken(tmp_path, lambda d: d["machine"]["transitions"][0].update(after="open_gaem")))
     with pytest.raises(RuleError, match=r"names unknown checks \['open_gaem'\]"):
         Procedure(renamed, grammar, ProcedureSettings(), lambda _: None)
+    with pytest.raises(RuleError, match=r"game-not-completed: owed by unknown roles \['board'\]"):
+        RulePack.load(_broken(tmp_path, lambda d: d["findings"]["game-not-completed"].update(owed="board")))
     wrong_step = RulePack.load(_broken(tmp_path, lambda d: d["steps"].update(claim="verifying")))
     with pytest.raises(RuleError, match="unknown grammar step 'verifying'"):
         Procedure(wrong_step, grammar, ProcedureSettings(), lambda _: None)
+
+
+def test_absence_findings_name_who_owed_the_words(rules: RulePack) -> None:
+    owed = {code: spec.owed for code, spec in rules.findings.items() if spec.owed}
+    assert owed["game-not-completed"] == ("caller",)
+    assert owed["card-id-not-read"] == ("floor",)
+    assert all(
+        code.endswith(
+            (
+                "-not-announced",
+                "-not-read",
+                "-not-asked",
+                "-not-completed",
+                "-not-repeated",
+                "-missing",
+                "-not-corrected",
+                "-not-resolved",
+                "-before-repeat",
+                "-uncalled-numbers",
+                "-without-approval",
+                "-incomplete",
+            )
+        )
+        for code in owed
+    )
+    assert "call-during-claim" not in owed and "ball-recalled" not in owed  # presences, not absences
 
 
 def test_every_finding_cites_a_clause_of_the_rule(rules: RulePack) -> None:
