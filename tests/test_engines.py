@@ -12,7 +12,7 @@ import yaml
 
 from assistant.audio import AudioChunk, chunks, from_samples, read_wav
 from assistant.engines import EngineError, Heard, make_recognizer
-from assistant.engines.pocketsphinx_engine import PocketsphinxRecognizer
+from assistant.engines.pocketsphinx_engine import PocketsphinxRecognizer, _grammar_dictionary, read_extra_dict
 from assistant.grammar import DEFAULT_GRAMMAR, Grammar
 from assistant.settings import REAL_AUDIO
 
@@ -181,6 +181,15 @@ def test_bad_extra_dict_line(tmp_path: Path, grammar: Grammar) -> None:
     bad.write_text("bingos\n")
     with pytest.raises(EngineError, match=r"extra\.dict:1: expected"):
         PocketsphinxRecognizer(grammar, extra_dict=bad)
+
+
+def test_extra_dict_adds_variants_to_words_cmudict_has(tmp_path: Path) -> None:
+    cmudict = tmp_path / "cmudict.dict"
+    cmudict.write_text("o OW\nb B IY\nzebra Z IY B R AH\n")
+    extra = tmp_path / "extra.dict"
+    extra.write_text("# comment\nbingos B IH NG G OW Z\no(2) AH W  # British oh\no OW\n")
+    words = _grammar_dictionary(cmudict, {"o", "b", "bingos"}, read_extra_dict(extra))
+    assert words == {"o": ["OW", "AH W"], "b": ["B IY"], "bingos": ["B IH NG G OW Z"]}
 
 
 def test_empty_utterance_and_unknown_engine(recognizer: PocketsphinxRecognizer, grammar: Grammar) -> None:

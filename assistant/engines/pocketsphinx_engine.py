@@ -64,10 +64,11 @@ def _base_word(word: str) -> str:
     return word.split("(")[0]
 
 
-def _grammar_dictionary(cmudict: Path, vocabulary: set[str], extra: dict[str, str]) -> dict[str, list[str]]:
-    """Pronunciations of the grammar's words only: cmudict entries (with variants), then extra.dict for the rest.
+def _grammar_dictionary(cmudict: Path, vocabulary: set[str], extra: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Pronunciations of the grammar's words only: cmudict entries (with variants), then extra.dict's.
 
-    A dictionary of a few hundred words instead of 130,000 loads faster and keeps memory down.
+    A dictionary of a few hundred words instead of 130,000 loads faster and keeps memory down. extra.dict gives
+    the words cmudict lacks and more ways to say the ones it has (British "oh" for O).
     """
     found: dict[str, list[str]] = {}
     with cmudict.open(encoding="utf-8") as lines:
@@ -76,14 +77,15 @@ def _grammar_dictionary(cmudict: Path, vocabulary: set[str], extra: dict[str, st
             word = _base_word(head)
             if word in vocabulary:
                 found.setdefault(word, []).append(phones.split("#")[0].strip())
-    for word, phones in extra.items():
-        found.setdefault(word, [phones])
+    for word, prons in extra.items():
+        have = found.setdefault(word, [])
+        have.extend(p for p in prons if p not in have)
     return found
 
 
-def read_extra_dict(path: Path) -> dict[str, str]:
-    """Pronunciations cmudict lacks: 'word PH1 PH2 ...' per line, '#' comments."""
-    entries: dict[str, str] = {}
+def read_extra_dict(path: Path) -> dict[str, list[str]]:
+    """Pronunciations to add: 'word PH1 PH2 ...' per line (a variant may be written 'word(2) ...'), '#' comments."""
+    entries: dict[str, list[str]] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -95,7 +97,7 @@ def read_extra_dict(path: Path) -> dict[str, str]:
         parts = line.split()
         if len(parts) < 2:
             raise EngineError(f"{path}:{number}: expected 'word PHONES...', got {line!r}")
-        entries[parts[0].lower()] = " ".join(parts[1:]).upper()
+        entries.setdefault(_base_word(parts[0].lower()), []).append(" ".join(parts[1:]).upper())
     return entries
 
 
