@@ -593,6 +593,11 @@ class Conduct:
 
     def _repeated(self) -> None:
         """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
+        pending = self.pending
+        if pending is not None:
+            # Two hearings that agree on the ball explain each other: no owed words hide in them.
+            said = (pending.time, self.now.time)
+            self.unsure_hearings = [h for h in self.unsure_hearings if h[0] not in said or h[1] is not Role.CALLER]
         self.pending = None
         self._cancel("repeat")
         limit = self._limit()
