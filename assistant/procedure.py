@@ -7,7 +7,7 @@ transitions call; each cites its clause. Time moves only with the inputs, so a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from transitions import Machine
@@ -88,6 +88,17 @@ class _Now:
         return self.utterance.text
 
 
+@dataclass(frozen=True)
+class _Hearing:
+    """Something heard unsure: owed words may hide in it."""
+
+    time: float
+    role: Role
+    text: str
+    intents: tuple[str, ...]
+    """What the grammar read in it; empty when it could read nothing."""
+
+
 @dataclass
 class _Pending:
     """A call said once, waiting for its second saying (A(3))."""
@@ -166,8 +177,7 @@ class Conduct:
         self.state_unsure = False
         self.outage: OutageRecord | None = None
         self.outage_flagged = False
-        self.unsure_hearings: list[tuple[float, Role, str]] = []
-        """When each unsure hearing began, whose it was and its words: words owed may hide in them."""
+        self.unsure_hearings: list[_Hearing] = []
         self._reset_game()
         known = set(dir(self))
         for spec in rules.transitions:
@@ -176,6 +186,10 @@ class Conduct:
                 raise RuleError(
                     f"{rules.source or 'rule pack'}: transition {spec.trigger!r} names unknown checks {unknown}"
                 )
+        for code, finding in rules.findings.items():
+            unknown = sorted({i for intents in finding.owed.values() for i in intents} - set(grammar.intents))
+            if unknown:
+                raise RuleError(f"{rules.source or 'rule pack'}: finding {code!r} owes unknown intents {unknown}")
         for state, step in rules.steps.items():
             if step not in grammar.steps:
                 raise RuleError(f"{rules.source or 'rule pack'}: state {state!r} maps to unknown grammar step {step!r}")
@@ -256,8 +270,8 @@ class Conduct:
             hidden = self.heard_unsure(spec.owed, start)
             if hidden is not None:
                 unsure = True
-                words = hidden[2].replace("{", "{{").replace("}", "}}")
-                message += f"; perhaps said in the unsure hearing at {_clock(hidden[0])} ('{words}')"
+                words = hidden.text.replace("{", "{{").replace("}", "}}")
+                message += f"; perhaps said in the unsure hearing at {_clock(hidden.time)} ('{words}')"
         heard = self.now.heard if heard is None else heard
         finding = Finding(
             clause=spec.clause,
@@ -274,12 +288,14 @@ class Conduct:
             self.game.findings.append(finding)
         self.emit(finding)
 
-    def heard_unsure(self, roles: tuple[str, ...], since: float) -> tuple[float, Role, str] | None:
-        """The latest thing one of these roles said at or after `since` that was heard unsure, if any."""
+    def heard_unsure(self, owed: Mapping[str, tuple[str, ...]], since: float) -> _Hearing | None:
+        """The latest unsure hearing at or after `since` that may hold the owed words: said by a role that
+        owed them, and read as nothing or as one of the owing intents."""
         for hearing in reversed(self.unsure_hearings):
-            if hearing[0] < since:
+            if hearing.time < since:
                 return None
-            if hearing[1].value in roles:
+            intents = owed.get(hearing.role.value)
+            if intents is not None and (not hearing.intents or set(hearing.intents) & set(intents)):
                 return hearing
         return None
 
@@ -323,7 +339,7 @@ class Conduct:
         number = len(self.occasion.games) + 1
         self.game = GameRecord(number=number, plan=plan, start=self.now.time)
         self.occasion.games.append(self.game)
-        self.unsure_hearings = [h for h in self.unsure_hearings if h[0] >= self.now.time]
+        self.unsure_hearings = [h for h in self.unsure_hearings if h.time >= self.now.time]
         self.board = Board(game_number=number, plan=plan)
         self.emit(GameOpened(number, plan, self.now.time))
         if plan.prize:
@@ -597,7 +613,7 @@ class Conduct:
         if pending is not None:
             # Two hearings that agree on the ball explain each other: no owed words hide in them.
             said = (pending.time, self.now.time)
-            self.unsure_hearings = [h for h in self.unsure_hearings if h[0] not in said or h[1] is not Role.CALLER]
+            self.unsure_hearings = [h for h in self.unsure_hearings if h.time not in said or h.role is not Role.CALLER]
         self.pending = None
         self._cancel("repeat")
         limit = self._limit()
@@ -995,7 +1011,8 @@ class Procedure:
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
             if unsure:
-                conduct.unsure_hearings.append((time, item.role, item.text))
+                intents = tuple(m.intent for m in item.meanings)
+                conduct.unsure_hearings.append(_Hearing(time, item.role, item.text, intents))
             for meaning in item.meanings:
                 intent = self.grammar.intents.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
