@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("session", type=Path, metavar="SESSION", help="WAV (mono caller; stereo caller/floor) or script")
     check.add_argument("--json", action="store_true", help="print the JSON report instead of text")
     check.add_argument("--quiet", action="store_true", help="do not print events as they happen")
+    check.add_argument(
+        "--board", type=Path, help="the master board console's key log for a WAV: 'TIME board: B7' lines"
+    )
     _record_flags(check)
     _engine_flags(check)
 

@@ -24,6 +24,7 @@ from .pipeline import (
     Session,
     inputs_from_recording,
     lockstep_utterances,
+    merge_keys,
     plans_from,
     program_games,
     recognizers_for,
@@ -33,7 +34,7 @@ from .pipeline import (
 )
 from .procedure import RuleError, RulePack, write_diagram
 from .report import json_extras, render_csv, render_html, render_json, render_text
-from .script import ScriptError, parse_plan, read_script
+from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
 from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
 from .store import Journal, Store, StoreError, occasion_record
@@ -201,6 +202,9 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
         )
         if audio is None and args.plan is not None:
             raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
+        if audio is None and args.board is not None:
+            raise UsageError("--board is for WAV sessions: a transcript script carries its own board lines")
+        keys = read_board(args.board, grammar) if args.board is not None else []
         script = _script_inputs(args.session, grammar) if audio is None else []
         run.open_store(args.db, args.resume)
         if args.voice_out is not None:
@@ -210,7 +214,8 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             chunks, channels, duration = audio
             recognizers = recognizers_for(channels, settings, grammar)
             session.sinks.append(step_follower(recognizers, grammar))
-            session.run(program_games(lockstep_utterances(chunks, recognizers, grammar), plans_from(args.plan)))
+            utterances = lockstep_utterances(chunks, recognizers, grammar)
+            session.run(merge_keys(program_games(utterances, plans_from(args.plan)), keys))
             session.feed(SessionEnd(duration))
         else:
             session.run(script)

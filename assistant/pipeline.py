@@ -15,6 +15,7 @@ from .engines import make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
 from .messages import (
+    BoardKey,
     CallMade,
     CallWithdrawn,
     ClaimOpened,
@@ -32,6 +33,7 @@ from .messages import (
     Severity,
     StepChanged,
     Utterance,
+    time_of,
 )
 from .procedure import Procedure, ProcedureSettings, RulePack
 from .questions import answer
@@ -289,6 +291,21 @@ def program_games(utterances: Iterable[Utterance], plans: Sequence[GamePlan]) ->
         if "game-completed" in intents and next_plan < len(plans):
             yield GameStart(utterance.end, plans[next_plan])
             next_plan, calls_in_game = next_plan + 1, 0
+
+
+def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[Input]:
+    """Board keys slotted into the audio's inputs by time: a key goes before the first utterance that starts
+    after it (and before the session end)."""
+    pending = sorted(keys, key=lambda k: k.time)
+    i = 0
+    for item in inputs:
+        if isinstance(item, Utterance | SessionEnd):
+            at = time_of(item)
+            while i < len(pending) and (pending[i].time <= at or isinstance(item, SessionEnd)):
+                yield pending[i]
+                i += 1
+        yield item
+    yield from pending[i:]
 
 
 def step_follower(recognizers: Sequence[Recognizer], grammar: Grammar) -> Callable[[Output], None]:

@@ -207,14 +207,32 @@ def parse_script(text: str, grammar: Grammar, name: str = "<script>") -> list[In
     return items
 
 
-def read_script(path: Path, grammar: Grammar) -> list[Input]:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScriptError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError:
         raise ScriptError(f"{path}: not a text file (not UTF-8)") from None
-    return parse_script(text, grammar, name=str(path))
+
+
+def read_script(path: Path, grammar: Grammar) -> list[Input]:
+    return parse_script(_read_text(path), grammar, name=str(path))
+
+
+def read_board(path: Path, grammar: Grammar) -> list[BoardKey]:
+    """The master board console's key log for a recording: only 'TIME board: BALL' lines (and comments)."""
+    text = _read_text(path)
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw)
+        match = _LINE.match(line) if line else None
+        speaker = _SPEAKER.match(match["rest"].strip()) if match else None
+        if line and (speaker is None or speaker["role"].lower() != Role.BOARD.value):
+            raise ScriptError(f"{path}:{number}: a board log holds only 'TIME board: BALL' lines, got {line[:40]!r}")
+    keys = [item for item in parse_script(text, grammar, name=str(path)) if isinstance(item, BoardKey)]
+    if not keys:
+        raise ScriptError(f"{path}: no 'TIME board: BALL' line")
+    return keys
 
 
 def format_script(items: Iterable[Input]) -> str:

@@ -104,6 +104,26 @@ def test_a_recording_gives_the_same_report_as_its_transcript(tmp_path: Path, nam
     assert heard["games"][0]["status"] == typed["games"][0]["status"]
 
 
+def test_a_recording_with_the_board_log_checks_the_master_board(tmp_path: Path) -> None:
+    script = FIXTURES / "demo_game.txt"
+    plan = tmp_path / "plan.txt"
+    plan.write_text("\n".join(x for x in script.read_text().splitlines() if x.startswith("@game")) + "\n")
+    board = tmp_path / "board.txt"
+    board.write_text("# the console's key log\n3.9 board: B7\n7.2 board: I23\n")
+    result = run("check", DEMO, "--plan", plan, "--board", board, "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    findings = json.loads(result.stdout)["games"][0]["findings"]
+    assert [(f["clause"], f["code"], f["severity"]) for f in findings] == [
+        ("A(5)", "call-differs-from-board", "violation")
+    ]
+    assert "I23" in findings[0]["message"] and findings[0]["heard"] == "i twenty two"
+    board.write_text("3.9 board: B7\n4.0 caller: B seven\n")
+    assert "board.txt:2: a board log holds only 'TIME board: BALL' lines" in one_error_line(
+        run("check", DEMO, "--board", board)
+    )
+    assert "--board is for WAV sessions" in one_error_line(run("check", script, "--board", board))
+
+
 def test_transcribe_prints_json_lines_with_calls() -> None:
     result = run("transcribe", FIXTURES / "calls.wav", "--json")
     assert result.returncode == 0, result.stderr

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from ..audio import AudioChunk, Recording
 from ..engines.base import Recognizer
 from ..grammar import Grammar
-from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, Utterance, end_of, time_of
+from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, end_of
 from ..pipeline import (
     CHANNEL_ROLES,
     Session,
     inputs_from_recording,
     lockstep_utterances,
+    merge_keys,
     program_games,
     recognizers_for,
     role_intents,
@@ -29,21 +30,6 @@ from ..settings import Settings
 
 make_recognizers = recognizers_for
 """One recognizer per channel (caller, floor), each limited to its roles' intents."""
-
-
-def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[Input]:
-    """Board keys slotted into the audio's inputs by time: a key goes before the first utterance that starts
-    after it (and before the session end)."""
-    pending = sorted(keys, key=lambda k: k.time)
-    i = 0
-    for item in inputs:
-        if isinstance(item, Utterance | SessionEnd):
-            at = time_of(item)
-            while i < len(pending) and (pending[i].time <= at or isinstance(item, SessionEnd)):
-                yield pending[i]
-                i += 1
-        yield item
-    yield from pending[i:]
 
 
 @dataclass
