@@ -7,7 +7,7 @@ transitions call; each cites its clause. Time moves only with the inputs, so a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from transitions import Machine
@@ -95,8 +95,6 @@ class _Hearing:
     time: float
     role: Role
     text: str
-    intents: tuple[str, ...]
-    """What the grammar read in it; empty when it could read nothing."""
 
 
 @dataclass
@@ -186,10 +184,6 @@ class Conduct:
                 raise RuleError(
                     f"{rules.source or 'rule pack'}: transition {spec.trigger!r} names unknown checks {unknown}"
                 )
-        for code, finding in rules.findings.items():
-            unknown = sorted({i for intents in finding.owed.values() for i in intents} - set(grammar.intents))
-            if unknown:
-                raise RuleError(f"{rules.source or 'rule pack'}: finding {code!r} owes unknown intents {unknown}")
         for state, step in rules.steps.items():
             if step not in grammar.steps:
                 raise RuleError(f"{rules.source or 'rule pack'}: state {state!r} maps to unknown grammar step {step!r}")
@@ -288,14 +282,13 @@ class Conduct:
             self.game.findings.append(finding)
         self.emit(finding)
 
-    def heard_unsure(self, owed: Mapping[str, tuple[str, ...]], since: float) -> _Hearing | None:
-        """The latest unsure hearing at or after `since` that may hold the owed words: said by a role that
-        owed them, and read as nothing or as one of the owing intents."""
+    def heard_unsure(self, roles: tuple[str, ...], since: float) -> _Hearing | None:
+        """The latest hearing of one of these roles, at or after `since`, that was unsure. Whatever it was read
+        as, an unsure hearing may have been anything the role had to say."""
         for hearing in reversed(self.unsure_hearings):
             if hearing.time < since:
                 return None
-            intents = owed.get(hearing.role.value)
-            if intents is not None and (not hearing.intents or set(hearing.intents) & set(intents)):
+            if hearing.role.value in roles:
                 return hearing
         return None
 
@@ -1011,8 +1004,7 @@ class Procedure:
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
             if unsure:
-                intents = tuple(m.intent for m in item.meanings)
-                conduct.unsure_hearings.append(_Hearing(time, item.role, item.text, intents))
+                conduct.unsure_hearings.append(_Hearing(time, item.role, item.text))
             for meaning in item.meanings:
                 intent = self.grammar.intents.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:

@@ -6,7 +6,7 @@ Loaded from YAML (config/rules/nm-15.4.7.11.yaml); assistant/procedure.py runs i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,9 @@ class FindingSpec:
     clause: str
     severity: Severity
     message: str
-    owed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """An absence finding: who owed the missing words, and the intents that would have said them. An unsure
-    hearing of that role inside the finding's window that the grammar could not read, or read as one of those
-    intents, may have been the words, so the finding is then uncertain, not a violation."""
+    owed: tuple[str, ...] = ()
+    """An absence finding: the roles whose words were missing. An unsure hearing of one of them inside the
+    finding's window may have been those words, so the finding is then uncertain, not a violation."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +72,12 @@ def _names(value: Any) -> tuple[str, ...]:
 SPEAKING_ROLES = (Role.CALLER.value, Role.FLOOR.value, Role.PLAYER.value)
 
 
-def _owed(value: Any, code: object) -> dict[str, tuple[str, ...]]:
-    owed = {str(role): _names(intents) for role, intents in (value or {}).items()}
-    unknown = [r for r in owed if r not in SPEAKING_ROLES]
+def _owed(value: Any, code: object) -> tuple[str, ...]:
+    roles = _names(value)
+    unknown = [r for r in roles if r not in SPEAKING_ROLES]
     if unknown:
         raise ValueError(f"finding {code}: owed by unknown roles {unknown} (known: {', '.join(SPEAKING_ROLES)})")
-    return owed
+    return roles
 
 
 @dataclass(frozen=True)
