@@ -51,9 +51,31 @@ class PocketsphinxSettings:
     """Mean per-frame log-likelihood ratio (grammar vs phone loop) that maps to confidence 0.5."""
     confidence_slope: float = 1.5
     dither: bool = False
-    """Add 1/2-bit noise before feature extraction (guards against digital silence)."""
+    """pocketsphinx's own dither: 1/2-bit noise before feature extraction (too small to matter here)."""
+    noise_floor: float = 60.0
+    """Standard deviation (16-bit units; 60 is about -55 dBFS) of a fixed gaussian noise floor added before
+    the decoders. Digitally silent or near-silent stretches (synthetic speech, gated or very quiet
+    microphones) derail the en-us model's features: on clean espeak calls, 66 -> 86 % decoded right. 0: off."""
     min_confidence: float = 0.6
     """Below this an utterance is uncertain."""
+
+
+NOISE_TABLE = 48_017
+"""Samples of the noise floor table (a prime, so it does not line up with 10 ms frames)."""
+
+
+def _noise_table(std: float) -> np.ndarray:
+    """The same noise for every run: a recording is heard the same way twice (resume, replay)."""
+    table: np.ndarray = np.random.default_rng(15_4_7_11).normal(0.0, std, NOISE_TABLE)
+    return table
+
+
+def _with_floor(samples: np.ndarray, table: np.ndarray | None, position: int) -> np.ndarray:
+    if table is None or len(samples) == 0:
+        return samples.astype(np.int16, copy=False)
+    index = (position + np.arange(len(samples))) % len(table)
+    floored: np.ndarray = np.clip(samples.astype(np.float64) + table[index], -32768, 32767).astype(np.int16)
+    return floored
 
 
 def _is_word(word: str) -> bool:
@@ -144,6 +166,8 @@ class PocketsphinxRecognizer:
             Path(small.name).unlink(missing_ok=True)
         self._searches: dict[tuple[str, ...], str] = {}
         self._warm = 0  # utterances decoded a second time while live normalization settles
+        self._noise = _noise_table(self.settings.noise_floor) if self.settings.noise_floor > 0 else None
+        self._fed = 0  # samples streamed into the decoders: where the noise floor table goes on
         self._utterance: list[bytes] | None = None
         self._current: str | None = None
         for step in grammar.steps:
@@ -210,7 +234,8 @@ class PocketsphinxRecognizer:
 
     def _feed(self, samples: np.ndarray) -> None:
         if len(samples):
-            data = samples.astype(np.int16, copy=False).tobytes()
+            data = _with_floor(samples, self._noise, self._fed).tobytes()
+            self._fed += len(samples)
             self._words.process_raw(data, False, False)
             self._phones.process_raw(data, False, False)
             if self._utterance is not None:
@@ -296,7 +321,7 @@ class PocketsphinxRecognizer:
         self._phones.reinit_feat()
         self._start()
         self._utterance = None
-        data = samples.astype(np.int16, copy=False).tobytes()
+        data = _with_floor(samples, self._noise, 0).tobytes()
         self._words.process_raw(data, False, True)
         self._phones.process_raw(data, False, True)
         heard = self._finish(start, start + len(samples) / RATE)
