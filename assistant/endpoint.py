@@ -162,6 +162,13 @@ class Endpointer:
         if self._in_speech and out:
             yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
 
+    def speech_over_noise_db(self) -> float | None:
+        """How far the utterance in progress (or just closed) stood above the background: its loud frames
+        (90th percentile level) over the noise level, in dB; None before there is either."""
+        if not self._levels or self._noise_level is None:
+            return None
+        return float(np.percentile(self._levels, 90)) - self._noise_level
+
     def voiced_seconds(self) -> float:
         """Voiced time of the utterance in progress (or the one just closed)."""
         return self._voiced_frames * FRAME / RATE

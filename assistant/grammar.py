@@ -81,6 +81,7 @@ class Grammar:
             self.tens: dict[str, int] = {k: int(v) for k, v in numbers["tens"].items()}
             self.scales: dict[str, int] = {k: int(v) for k, v in numbers["scales"].items()}
             self.digit_aliases: dict[str, int] = {k: int(v) for k, v in numbers.get("digit_aliases", {}).items()}
+            self.heard_digits: list[str] = list(numbers.get("heard_digits", self.digit_aliases))
             self.max_number = int(numbers.get("max", 99999))
             self.spellings: dict[str, str] = {**aliases, **dict(data.get("spellings", {}))}
             self.intents: dict[str, Intent] = {}
@@ -387,7 +388,7 @@ class Grammar:
                     elif part == "{number}":
                         words.update(self.units + self.teens + list(self.tens) + list(self.scales) + ["and"])
                     else:
-                        words.update(self.units + list(self.digit_aliases))
+                        words.update(self.units + self.heard_digits)
         return words
 
     def jsgf(self, intents: Iterable[str] | None = None, name: str = "bingo") -> str:
@@ -407,7 +408,7 @@ class Grammar:
             lines.append(f"<i_{rule}> = {alt(f'( {seq_rule(s)} )' for s in self.intents[n].sequences)};")
         units, teens = self.units, self.teens
         tens = list(self.tens)
-        lines.append(f"<digit> = {alt(units + list(self.digit_aliases))};")
+        lines.append(f"<digit> = {alt(units + self.heard_digits)};")
         lines.append(f"<unit> = {alt(units[1:])};")
         lines.append(f"<under_100> = {alt(units[1:] + teens)} | ( ({alt(tens)}) [<unit>] );")
         hundred, thousand = self._scale_word(100), self._scale_word(1000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from assistant.audio import AudioChunk, chunks, from_samples, read_wav
-from assistant.bench.audio import Voice, speak
+from assistant.bench.audio import Crowd, Voice, mix, speak
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.pocketsphinx_engine import (
     PocketsphinxRecognizer,
@@ -160,6 +161,21 @@ def test_step_switching_changes_what_is_heard(recognizer: PocketsphinxRecognizer
     assert recognizer.decode(cut).text != "valid bingo"
     recognizer.set_step(grammar.step_intents("claim"))
     assert recognizer.decode(cut).text == "valid bingo"
+
+
+def test_speech_barely_above_the_crowd_is_never_sure(recognizer: PocketsphinxRecognizer, grammar: Grammar) -> None:
+    """Crowd babble at 15 dB under the calls: the endpointer measures how far each utterance stood above it,
+    and below min_snr_db (30) a hearing is uncertain however confident the decoder was."""
+    calls = read_wav(FIXTURES / "calls.wav").channels[0]
+    recognizer.set_step(grammar.step_intents("calling"))
+    clean = list(recognizer.stream(chunks(calls)))
+    assert all(h.snr_db is not None and h.snr_db > 40 for h in clean)
+    assert sum(not h.uncertain for h in clean) >= 5
+    loud = mix(calls, 15.0, random.Random(3), Crowd(random.Random(4)))
+    noisy = list(recognizer.stream(chunks(np.clip(loud, -32768, 32767).astype(np.int16))))
+    assert noisy and all(h.snr_db is not None and h.snr_db < 30 for h in noisy)
+    assert all(h.uncertain for h in noisy)
+    assert recognizer.settings.min_snr_db == 30.0
 
 
 def test_results_arrive_while_audio_streams(recognizer: PocketsphinxRecognizer, grammar: Grammar) -> None:

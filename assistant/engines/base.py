@@ -41,6 +41,8 @@ class Heard:
     words: tuple[WordTiming, ...] = ()
     latency: float = 0.0
     """Seconds from the end of speech (in stream time) to the result being available."""
+    snr_db: float | None = None
+    """How far the speech stood above the background (streamed utterances; None for a cut one)."""
 
 
 class Recognizer(Protocol):

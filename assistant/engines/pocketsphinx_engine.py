@@ -58,6 +58,10 @@ class PocketsphinxSettings:
     microphones) derail the en-us model's features: on clean espeak calls, 66 -> 86 % decoded right. 0: off."""
     min_confidence: float = 0.6
     """Below this an utterance is uncertain."""
+    min_snr_db: float = 30.0
+    """A streamed utterance that stood less than this above the background (as the endpointer measures it) is
+    uncertain whatever its confidence: in babble the en-us model is confidently wrong. Crowd babble mixed at
+    20 dB measures 22-26 dB here, and 12 % of its calls came out sure and wrong (clean: 0-3 %)."""
 
 
 NOISE_TABLE = 48_017
@@ -354,6 +358,8 @@ class PocketsphinxRecognizer:
         heard = self._finish(utt_start, speech_end)
         if endpointer.voiced_seconds() < self.endpoint_settings.min_speech:
             return
+        snr = endpointer.speech_over_noise_db()
+        noisy = snr is not None and snr < self.settings.min_snr_db
         waited = max(0.0, fed_until - speech_end)  # stream time the endpointer needed to be sure
         latency = waited + (time.perf_counter() - fed_at)
         yield Heard(
@@ -361,7 +367,8 @@ class PocketsphinxRecognizer:
             end=heard.end if heard.text else speech_end,
             text=heard.text,
             confidence=heard.confidence,
-            uncertain=heard.uncertain,
+            uncertain=heard.uncertain or noisy,
             words=heard.words,
             latency=latency,
+            snr_db=snr,
         )
