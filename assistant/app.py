@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from .audio import AudioChunk, AudioError, MicrophoneSource, read_wav
-from .engines import EngineError, make_recognizer
+from .engines import EngineError
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
@@ -27,6 +27,7 @@ from .pipeline import (
     merge_keys,
     plans_from,
     program_games,
+    recognizer_from,
     recognizers_for,
     recording_chunks,
     role_intents,
@@ -267,7 +268,7 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
     recording = read_wav(args.audio)
     recognizers = []
     for role in (Role.CALLER, Role.FLOOR)[: len(recording.channels)]:
-        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer = recognizer_from(settings, grammar)
         recognizer.set_step(role_intents(grammar, role) if len(recording.channels) > 1 else tuple(grammar.intents))
         recognizers.append(recognizer)
     from .pipeline import utterances_from_recording
@@ -347,7 +348,7 @@ def _microphones(
     channels = sum(s.channels for s in sources)
     recognizers = []
     for role in (Role.CALLER, Role.FLOOR)[:channels]:
-        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer = recognizer_from(settings, grammar)
         recognizer.set_step(role_intents(grammar, role))
         recognizers.append(recognizer)
     streams = [s.stream() for s in sources]

@@ -158,11 +158,22 @@ def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
     return tuple(name for name, intent in grammar.intents.items() if roles & set(intent.roles))
 
 
+def recognizer_from(settings: Settings, grammar: Grammar) -> Recognizer:
+    """The configured engine, with the hall's settings for it."""
+    config = settings.recognizer
+    if config.engine == "pocketsphinx":
+        from .engines.pocketsphinx_engine import PocketsphinxSettings
+
+        tuned = PocketsphinxSettings(min_snr_db=config.min_snr_db)
+        return make_recognizer(config.engine, grammar, config.vosk_model, settings=tuned)
+    return make_recognizer(config.engine, grammar, config.vosk_model)
+
+
 def recognizers_for(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:
     """One recognizer per channel, each hearing the intents of its channel's roles."""
     out = []
     for role in CHANNEL_ROLES[:channels]:
-        recognizer = make_recognizer(settings.recognizer.engine, grammar, settings.recognizer.vosk_model)
+        recognizer = recognizer_from(settings, grammar)
         recognizer.set_step(role_intents(grammar, role))
         out.append(recognizer)
     return out

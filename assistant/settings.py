@@ -26,6 +26,8 @@ class RecognizerSettings:
     """A vosk model directory; None means BINGO_VOSK_MODEL, then the per-user cache."""
     grammar: Path = ROOT / "grammars" / "bingo.yaml"
     """The one grammar source."""
+    min_snr_db: float = 30.0
+    """pocketsphinx: a hearing that stood less than this many dB above the hall's background is unsure."""
 
 
 @dataclass(frozen=True)

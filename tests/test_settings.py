@@ -34,6 +34,18 @@ def test_a_hall_file_overrides_and_flags_override_it(tmp_path: Path) -> None:
     assert flagged.recognizer.vosk_model == tmp_path / "models" / "en"
 
 
+def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_path: Path) -> None:
+    from assistant.engines.pocketsphinx_engine import PocketsphinxRecognizer
+    from assistant.grammar import Grammar
+    from assistant.pipeline import recognizer_from
+
+    assert load_settings().recognizer.min_snr_db == 30.0
+    hall = tmp_path / "hall.toml"
+    hall.write_text("[recognizer]\nmin_snr_db = 18\n", encoding="utf-8")
+    recognizer = recognizer_from(load_settings(hall), Grammar.load())
+    assert isinstance(recognizer, PocketsphinxRecognizer) and recognizer.settings.min_snr_db == 18.0
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
