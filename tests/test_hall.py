@@ -23,7 +23,6 @@ from assistant.hall.render import (
     TUNING_VOICES,
     HallVoices,
     render,
-    render_script,
     speech_power,
 )
 from assistant.hall.scenarios import SCENARIO_DIR, plans_of
@@ -59,13 +58,13 @@ CROWDED = """@game type=regular last_ball_required=yes
 
 def test_rendering_is_deterministic_and_never_overlaps_on_a_channel(grammar: Grammar) -> None:
     items = parse_script(CROWDED, grammar)
-    first, time_map = render_script(items, seed=7)
-    again, _ = render_script(items, seed=7)
-    other, _ = render_script(items, seed=8)
+    rendering = render(items, seed=7, min_gap=0.8)
+    first, time_map = rendering.samples, rendering.time_map
+    again = render(items, seed=7).samples
+    other = render(items, seed=8).samples
     assert first.dtype == np.int16 and first.shape[1] == 2
     assert np.array_equal(first, again)
     assert not np.array_equal(first, other)  # the seed makes the noise, nothing else changes
-    rendering = render(items, seed=7, min_gap=0.8)
     for channel in (CALLER, FLOOR):
         said = [s for s in rendering.spoken if s.channel == channel]
         assert all(b.start >= a.end + 0.8 - 1e-9 for a, b in itertools.pairwise(said))

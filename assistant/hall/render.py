@@ -137,27 +137,6 @@ def say(text: str, voice: Voice, pause: float | None = None) -> np.ndarray:
     return np.concatenate(pieces)
 
 
-def render_script(
-    items: Sequence[Input],
-    voices: HallVoices = TUNING_VOICES,
-    rate: int = RATE,
-    seed: int = 0,
-    *,
-    min_gap: float = 0.8,
-    lead: float = 0.5,
-    tail: float = 2.0,
-    pause: float = 0.7,
-    room_db: float | None = ROOM_DB,
-) -> tuple[np.ndarray, TimeMap]:
-    """Stereo int16 hall audio of a script (clean: a faint microphone hiss only) and its time map.
-
-    Deterministic for a seed. `rate` must be 16000 (what the recognizers are fed). `min_gap` is the least
-    quiet between two utterances on one channel, `pause` the quiet between the items of a list, `room_db`
-    the level of the room and microphone noise under everything (dBFS RMS; None: near digital silence)."""
-    rendering = render(items, voices, rate, seed, min_gap=min_gap, lead=lead, tail=tail, pause=pause, room_db=room_db)
-    return rendering.samples, rendering.time_map
-
-
 def render(
     items: Sequence[Input],
     voices: HallVoices = TUNING_VOICES,
@@ -170,7 +149,12 @@ def render(
     pause: float = 0.7,
     room_db: float | None = ROOM_DB,
 ) -> Rendering:
-    """`render_script` with everything the benchmark needs to score it (see `Rendering`)."""
+    """Stereo int16 hall audio of a script (clean: a faint microphone hiss only), its time map, and everything
+    the benchmark needs to score it (see `Rendering`).
+
+    Deterministic for a seed. `rate` must be 16000 (what the recognizers are fed). `min_gap` is the least
+    quiet between two utterances on one channel, `pause` the quiet between the items of a list, `room_db`
+    the level of the room and microphone noise under everything (dBFS RMS; None: near digital silence)."""
     if rate != RATE:
         raise ValueError(f"hall audio is rendered at {RATE} Hz, got {rate}")
     time_map = TimeMap()
