@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from assistant.settings import ROOT
+from assistant.store import Store
 
 GAMES = 60
 GAME = [
@@ -41,6 +42,17 @@ def long_session(games: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _record_state(db: Path, script: Path) -> str:
+    """'none', 'open' or 'closed': how far the record of this script's occasion got."""
+    if not db.exists():
+        return "none"
+    with Store.open(db, readonly=True) as store:
+        mine = [o for o in store.occasions() if o.source == str(script.resolve())]
+    if not mine:
+        return "none"
+    return "open" if mine[-1].closed_at is None else "closed"
+
+
 def cli(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "assistant", *map(str, args)]
 
@@ -55,22 +67,29 @@ def test_sigkill_mid_check_then_resume_loses_and_duplicates_nothing(tmp_path: Pa
     assert clean.returncode == 0, clean.stderr
 
     rng = random.Random(7)
-    kills, done = 0, None
+    kills = 0
     for attempt in range(5):
-        args = ["check", script, "--db", db, "--quiet"] + (["--resume"] if attempt else [])
-        proc = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-        time.sleep(rng.uniform(0.4, 0.95) * whole)  # the kill lands anywhere in the run
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        if proc.returncode == 0:
-            done = attempt
-            break
+        state = _record_state(db, script)
+        if state == "closed":
+            break  # the record was finished, whether or not the process lived to exit
+        # --resume once a run has recorded the occasion; a kill during start-up leaves nothing to resume
+        args = ["check", script, "--db", db, "--quiet"] + (["--resume"] if state == "open" else [])
+        errors = tmp_path / f"attempt-{attempt}.err"
+        with errors.open("w") as stderr:
+            proc = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT)
+            time.sleep(rng.uniform(0.4, 0.95) * whole)  # the kill lands anywhere in the run
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                kills += 1
+            proc.wait()
+        assert proc.returncode in (0, -signal.SIGKILL), errors.read_text()
     assert kills >= 1  # at least one run died mid-occasion
-    if done is None:
+    if _record_state(db, script) != "closed":
         finished = subprocess.run(
-            cli("check", script, "--db", db, "--resume", "--json"), capture_output=True, text=True, cwd=ROOT
+            cli("check", script, "--db", db, "--json", *(["--resume"] if _record_state(db, script) == "open" else [])),
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
         )
         assert finished.returncode == 0, finished.stderr
         assert json.loads(finished.stdout) == json.loads(clean.stdout)
