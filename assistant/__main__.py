@@ -14,8 +14,15 @@ EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
 
 def _engine_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--engine", choices=["pocketsphinx", "vosk"], help="recognizer (default from config: pocketsphinx)")
-    p.add_argument("--model", type=Path, help="vosk model directory (default: config, BINGO_VOSK_MODEL, user cache)")
+    p.add_argument(
+        "--engine", choices=["whisper", "pocketsphinx", "vosk"], help="recognizer (default from config: whisper)"
+    )
+    p.add_argument(
+        "--model",
+        type=Path,
+        help="the engine's model folder (whisper: default the packaged Whisper base, BINGO_WHISPER_MODEL; "
+        "vosk: default config, BINGO_VOSK_MODEL, user cache)",
+    )
 
 
 def _record_flags(p: argparse.ArgumentParser) -> None:
@@ -116,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace) -> Settings:
     settings = load_settings(args.config)
     settings = override(
-        settings, "recognizer", engine=getattr(args, "engine", None), vosk_model=getattr(args, "model", None)
+        settings, "recognizer", engine=getattr(args, "engine", None), model=getattr(args, "model", None)
     )
     voice = getattr(args, "voice", None)
     settings = override(settings, "voice", mode=voice)

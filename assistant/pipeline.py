@@ -165,8 +165,9 @@ def recognizer_from(settings: Settings, grammar: Grammar) -> Recognizer:
         from .engines.pocketsphinx_engine import PocketsphinxSettings
 
         tuned = PocketsphinxSettings(min_snr_db=config.min_snr_db)
-        return make_recognizer(config.engine, grammar, config.vosk_model, settings=tuned)
-    return make_recognizer(config.engine, grammar, config.vosk_model)
+        return make_recognizer(config.engine, grammar, config.model, settings=tuned)
+    configured = config.whisper_model if config.engine == "whisper" else config.vosk_model
+    return make_recognizer(config.engine, grammar, config.model, configured=configured)
 
 
 def recognizers_for(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:

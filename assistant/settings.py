@@ -20,8 +20,12 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class RecognizerSettings:
-    engine: str = "pocketsphinx"
-    """pocketsphinx (embedded default) or vosk."""
+    engine: str = "whisper"
+    """whisper (the default: Whisper base from its registry packages), pocketsphinx (embedded) or vosk."""
+    model: Path | None = None
+    """The engine's model folder from the command line (--model); overrides the engine's configured one."""
+    whisper_model: Path | None = None
+    """A CTranslate2 Whisper folder; None means BINGO_WHISPER_MODEL, then the packaged model (user cache)."""
     vosk_model: Path | None = None
     """A vosk model directory; None means BINGO_VOSK_MODEL, then the per-user cache."""
     grammar: Path = ROOT / "grammars" / "bingo.yaml"
@@ -91,9 +95,9 @@ class Settings:
 
 def _coerce(section: str, name: str, current: Any, value: Any, base: Path) -> Any:
     """Turn a TOML value into the type of the dataclass field it sets."""
-    if isinstance(current, Path) or name in ("vosk_model", "rules", "grammar", "db"):
+    if isinstance(current, Path) or name in ("vosk_model", "whisper_model", "model", "rules", "grammar", "db"):
         if value in ("", None):
-            return None if name == "vosk_model" else current
+            return None if name in ("vosk_model", "whisper_model", "model") else current
         path = Path(str(value)).expanduser()
         return path if path.is_absolute() or name == "db" else base / path
     if isinstance(current, frozenset):

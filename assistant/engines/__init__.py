@@ -1,4 +1,4 @@
-"""Recognizer adapters behind one port: pocketsphinx (embedded default) and vosk (when a model is set)."""
+"""Recognizer adapters behind one port: whisper (the default), pocketsphinx (embedded) and vosk (a model is set)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ __all__ = [
     "WordTiming",
     "cache_dir",
     "find_vosk_model",
+    "find_whisper_model",
     "make_recognizer",
 ]
 
-ENGINES = ("pocketsphinx", "vosk")
+ENGINES = ("whisper", "pocketsphinx", "vosk")
 DEFAULT_VOSK_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_ENV = "BINGO_VOSK_MODEL"
 
@@ -51,8 +52,20 @@ def find_vosk_model(explicit: Path | None, configured: Path | None) -> Path:
     return path
 
 
+def find_whisper_model(explicit: Path | None, configured: Path | None) -> Path:
+    """The Whisper model folder: --model, config, $BINGO_WHISPER_MODEL, then the packaged model (joined once)."""
+    from .whisper_model import find_whisper_model as find
+
+    return find(explicit, configured)
+
+
 def make_recognizer(engine: str, grammar: Grammar, model: Path | None = None, **options: Any) -> Recognizer:
-    """Build a recognizer: 'pocketsphinx' (model = acoustic model folder, optional) or 'vosk' (model folder)."""
+    """Build a recognizer: 'whisper' (model = a CTranslate2 Whisper folder, optional), 'pocketsphinx' (model =
+    acoustic model folder, optional) or 'vosk' (model folder)."""
+    if engine == "whisper":
+        from .whisper_engine import WhisperRecognizer
+
+        return WhisperRecognizer(grammar, find_whisper_model(model, options.pop("configured", None)), **options)
     if engine == "pocketsphinx":
         from .pocketsphinx_engine import PocketsphinxRecognizer
 
