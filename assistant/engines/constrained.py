@@ -62,9 +62,12 @@ class WordNet:
 
 
 def call_forms(grammar: Grammar, ball: Ball) -> list[list[Label]]:
-    """How Whisper may write a call: 'B 7' (also 'B7', 'B-7') or 'B seven'."""
+    """How Whisper may write a call: 'B 7' (also 'B7', 'B-7'), 'B seven', or digit by digit 'O 6 1'."""
     letter = grammar.letter_words[ball.letter]
-    return [[letter, str(ball.number)], [letter, *grammar.number_words(ball.number).split()]]
+    forms: list[list[Label]] = [[letter, str(ball.number)], [letter, *grammar.number_words(ball.number).split()]]
+    if ball.number >= 10:
+        forms.append([letter, str(ball.number // 10), str(ball.number % 10)])
+    return forms
 
 
 def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
