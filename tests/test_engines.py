@@ -252,7 +252,7 @@ def test_extra_dict_adds_variants_to_words_cmudict_has(tmp_path: Path) -> None:
 def test_empty_utterance_and_unknown_engine(recognizer: PocketsphinxRecognizer, grammar: Grammar) -> None:
     with pytest.raises(EngineError, match="empty utterance"):
         recognizer.decode(np.zeros(0, dtype=np.int16))
-    with pytest.raises(EngineError, match="unknown engine: 'whisper'"):
-        make_recognizer("whisper", grammar)
+    with pytest.raises(EngineError, match="unknown engine: 'kaldi'"):
+        make_recognizer("kaldi", grammar)
     with pytest.raises(EngineError, match="unknown intents"):
         recognizer.set_step(["no-such-intent"])

@@ -11,8 +11,10 @@ from assistant.settings import ROOT, SettingsError, load_settings, override
 
 def test_bundled_defaults_load() -> None:
     settings = load_settings()
-    assert settings.recognizer.engine == "pocketsphinx"
+    assert settings.recognizer.engine == "whisper"
     assert settings.recognizer.vosk_model is None
+    assert settings.recognizer.whisper_model is None
+    assert settings.recognizer.model is None
     assert settings.procedure.rules == ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
     assert settings.procedure.prize_cap == 2500.0
     assert settings.voice.muted_kinds == frozenset()
@@ -32,6 +34,8 @@ def test_a_hall_file_overrides_and_flags_override_it(tmp_path: Path) -> None:
     flagged = override(settings, "recognizer", engine="pocketsphinx", vosk_model=None)
     assert flagged.recognizer.engine == "pocketsphinx"
     assert flagged.recognizer.vosk_model == tmp_path / "models" / "en"
+    hall.write_text('[recognizer]\nwhisper_model = "models/whisper"\n', encoding="utf-8")
+    assert load_settings(hall).recognizer.whisper_model == tmp_path / "models" / "whisper"
 
 
 def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_path: Path) -> None:
@@ -41,7 +45,7 @@ def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_pa
 
     assert load_settings().recognizer.min_snr_db == 30.0
     hall = tmp_path / "hall.toml"
-    hall.write_text("[recognizer]\nmin_snr_db = 18\n", encoding="utf-8")
+    hall.write_text('[recognizer]\nengine = "pocketsphinx"\nmin_snr_db = 18\n', encoding="utf-8")
     recognizer = recognizer_from(load_settings(hall), Grammar.load())
     assert isinstance(recognizer, PocketsphinxRecognizer) and recognizer.settings.min_snr_db == 18.0
 

@@ -63,8 +63,10 @@ class WhisperSettings:
     grammar, the hearing's confidence is scaled by it: chatter forced onto a call comes out unsure (0 false
     calls in 96 chatter sentences at 10 dB and clean, against 5 by the N-best share alone)."""
     phrase_gap: float = 1.0
-    """A hearing with no call keeps its confidence when the free sentence beats it by at most this much
-    log-probability per token, however differently it is written."""
+    """A hearing of a phrase (no call, at least `phrase_words` words) keeps its confidence when the free sentence
+    beats it by at most this much log-probability per token, however differently it is written."""
+    phrase_words: int = 3
+    """Shorter hearings ("bingo", "last ball") must be written alike freely: babble is forced onto them easily."""
     fuse_window: float = 10.0
     """Seconds within which a call's second saying is weighed with its first."""
     compatible: float = 0.02
@@ -256,7 +258,11 @@ class WhisperRecognizer:
         similarity = difflib.SequenceMatcher(a=self._words(self.written(result.free.tokens)), b=best.split()).ratio()
         top = result.finished[0]
         per_token = (result.free.score - top.score) / max(1, len(top.tokens))
-        phrase = all(meaning[0] != "call" for meaning in key) and per_token <= self.settings.phrase_gap
+        phrase = (
+            all(meaning[0] != "call" for meaning in key)
+            and len(best.split()) >= self.settings.phrase_words
+            and per_token <= self.settings.phrase_gap
+        )
         confidence = posterior if similarity >= self.settings.min_similarity or phrase else posterior * similarity
         balls: dict[int, float] = {}
         for meanings, score in grouped.items():
