@@ -27,6 +27,7 @@ NUMBER_SAMPLES = (*range(1, 100), 100, 120, 150, 200, 250, 300, 400, 500, 600, 7
 """Numbers that may also be written in words (the numeral form covers every number)."""
 MAX_NUMBER_DIGITS = 6
 MAX_CARD_DIGITS = 12
+CARD_LETTERS = 3
 
 
 @dataclass(frozen=True)
@@ -100,14 +101,20 @@ def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
                         net.path(node, ["$", Numeral(MAX_NUMBER_DIGITS)], after)
                         skip_dollars.add(after)
                 elif part in ("{manufacturer}", "{serial}"):
-                    letters = net.node()
-                    net.epsilon[node].append(letters)
-                    for letter in "abcdefghijklmnopqrstuvwxyz":
-                        net.path(letters, [letter], letters)
+                    # at most CARD_LETTERS spelled letters, then digits: a free loop of letters let the beam
+                    # spell "A. A. A." forever on audio it could not read
+                    letters = node
+                    for _ in range(CARD_LETTERS):
+                        more = net.node()
+                        net.epsilon[letters].append(more)
+                        for letter in "abcdefghijklmnopqrstuvwxyz":
+                            net.path(letters, [letter], more)
+                        letters = more
                     digits = net.node()
                     net.path(letters, [Numeral(MAX_CARD_DIGITS)], digits)
                     net.path(digits, [Numeral(MAX_CARD_DIGITS)], digits)
-                    for word in grammar.heard_digits:
+                    for word in [*grammar.heard_digits, *grammar.units]:
+                        net.path(letters, [word], digits)
                         net.path(digits, [word], digits)
                     net.epsilon[digits].append(nxt)
                 else:
@@ -239,6 +246,9 @@ class TokenTable:
         self.column = {int(t): i for i, t in enumerate(self.normalizer)}
 
 
+_Allowed = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[State]]
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     tokens: tuple[int, ...]
@@ -270,11 +280,15 @@ class ConstrainedSearch:
         self.decoder = decoder
         self.table = table
         self.projection: Array = np.ascontiguousarray(decoder.output_embedding(table.normalizer))
-        self._allowed: dict[tuple[int, State], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[State]]] = {}
+        self._allowed: dict[tuple[int, State, bool], _Allowed] = {}
+        self._bare = {t for t, text in table.text.items() if all(ch in SEPARATORS for ch in text)}
 
-    def allowed(self, walker: Walker, state: State) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[State]]:
-        """(columns, tokens, next states) of the tokens that may follow `state`; the end token has state ()."""
-        key = (id(walker), state)
+    def allowed(self, walker: Walker, state: State, separated: bool) -> _Allowed:
+        """(columns, tokens, next states) of the tokens that may follow `state`; the end token has state ().
+
+        A token of punctuation alone may not open the sentence nor follow another: the beam would fill up with
+        runs of dashes and dots that the grammar cannot object to, one character at a time."""
+        key = (id(walker), state, separated)
         found = self._allowed.get(key)
         if found is None:
             tokens: list[int] = []
@@ -283,6 +297,8 @@ class ConstrainedSearch:
                 if not walker.feed(state, first):
                     continue
                 for token in candidates:
+                    if separated and token in self._bare:
+                        continue
                     nxt = walker.feed(state, self.table.text[token])
                     if nxt:
                         tokens.append(token)
@@ -324,7 +340,8 @@ class ConstrainedSearch:
         for _ in range(max_tokens):
             candidates: list[tuple[float, int, int, State]] = []
             for hyp in active:
-                columns, ids, states = self.allowed(walker, hyp.state)
+                separated = not hyp.tokens or hyp.tokens[-1] in self._bare
+                columns, ids, states = self.allowed(walker, hyp.state, separated)
                 if len(ids) == 0:
                     continue
                 scores = hyp.score + log_probs[hyp.row, columns]
