@@ -327,6 +327,7 @@ class ConstrainedSearch:
         max_tokens: int = 48,
         margin: float = 10.0,
         max_free: int = 24,
+        first_beam: int = 12,
     ) -> SearchResult:
         """The best sentences of the grammar for this audio (encoder output), and the free greedy sentence."""
         cross: Cross = self.decoder.cross(memory)
@@ -337,7 +338,10 @@ class ConstrainedSearch:
         free_tokens: list[int] = []
         free_score = 0.0
         free_row: int | None = 0
-        for _ in range(max_tokens):
+        for step in range(max_tokens):
+            # The first token says which sentence it is (a call's letter, a phrase's first word): keep more of them,
+            # or a phrase that starts weakly ("valid ...", said unclearly) is gone before its second word.
+            width = max(beam, first_beam >> step)
             candidates: list[tuple[float, int, int, State]] = []
             for hyp in active:
                 separated = not hyp.tokens or hyp.tokens[-1] in self._bare
@@ -345,7 +349,7 @@ class ConstrainedSearch:
                 if len(ids) == 0:
                     continue
                 scores = hyp.score + log_probs[hyp.row, columns]
-                for j in np.argsort(-scores)[:beam]:
+                for j in np.argsort(-scores)[:width]:
                     candidates.append((float(scores[j]), hyp.row, int(ids[j]), states[j]))
             if free_row is not None:
                 column = int(np.argmax(log_probs[free_row]))
@@ -363,7 +367,7 @@ class ConstrainedSearch:
                 if token == self.table.end:
                     finished.append(Hypothesis(rows_of[row].tokens, score))
                     continue
-                if len(grown) < beam:
+                if len(grown) < width:
                     parents.append(row)
                     grown.append(((*rows_of[row].tokens, token), score, state))
             best = max((h.score for h in finished), default=-np.inf)
