@@ -30,6 +30,7 @@ from assistant.messages import (
 )
 from assistant.procedure import (
     DEFAULT_RULES,
+    Conduct,
     Procedure,
     ProcedureSettings,
     RuleError,
@@ -412,3 +413,21 @@ def test_first_ball_during_an_outage_is_still_checked(grammar: Grammar, rules: R
         ("A(1)", "last-ball-status-not-announced"),
         ("D", "ball-count-not-announced"),
     ]
+
+
+def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePack) -> None:
+    """The machine's callbacks and conditions resolve on the one model, each defined by exactly one part."""
+    parts = [cls for cls in Conduct.__mro__ if cls.__module__.startswith("assistant.conduct.") and cls is not Conduct]
+    assert {cls.__module__.rsplit(".", 1)[1] for cls in parts} >= {
+        "announcing",
+        "calling",
+        "correction",
+        "outage",
+        "claim",
+        "closing",
+        "occasion",
+        "core",
+    }
+    names = {n for spec in rules.transitions for n in spec.conditions + spec.callbacks}
+    owners = {name: [cls.__name__ for cls in parts if name in vars(cls)] for name in names}
+    assert {name: found for name, found in owners.items() if len(found) != 1} == {}
