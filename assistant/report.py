@@ -215,6 +215,7 @@ dl.facts dd { margin: 0; }
 .verdict { border: 1.5pt solid; padding: .5em .8em; margin: 1em 0; font-weight: bold; }
 .verdict.bad { color: var(--bad); }
 .verdict.ok { color: var(--ok); }
+.verdict.warn { color: var(--warn); }
 .balls { display: flex; flex-wrap: wrap; gap: .25em; margin: .3em 0 .6em; padding: 0; list-style: none; }
 .balls li { border: .75pt solid var(--ink); border-radius: 1em; padding: 0 .45em; font-size: 9.5pt;
             font-variant-numeric: tabular-nums; }
@@ -350,8 +351,13 @@ def html_report(data: ReportData) -> str:
     counts = Counter(f.severity for f in findings)
     clauses = clause_rows(record, data.winners)
     breached = [row.clause for row in clauses if row.status == "finding"]
+    cautioned = [row.clause for row in clauses if row.status == "warning"]
+    warned = f"warnings under {escape(', '.join(cautioned))}" if cautioned else ""
     if breached:
-        verdict = f'<div class="verdict bad">Findings under {escape(", ".join(breached))}</div>'
+        also = f"; {warned}" if warned else ""
+        verdict = f'<div class="verdict bad">Findings under {escape(", ".join(breached))}{also}</div>'
+    elif cautioned:
+        verdict = f'<div class="verdict warn">No violation; {warned}</div>'
     else:
         verdict = '<div class="verdict ok">No finding: every observable clause passed</div>'
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"

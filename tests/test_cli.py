@@ -60,7 +60,10 @@ def test_check_a_violating_script_exits_1_with_the_clause(tmp_path: Path) -> Non
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     findings = [f for g in report["games"] for f in g["findings"]] + report["occasion"]["findings"]
-    assert [(f["clause"], f["code"]) for f in findings] == [("A(3)", "call-not-repeated")]
+    assert [(f["clause"], f["code"], f["severity"]) for f in findings] == [
+        ("A(3)", "call-not-repeated", "violation"),
+        ("A(2)", "next-ball-before-repeat", "warning"),
+    ]
     finding = findings[0]
     assert set(finding) >= {"clause", "code", "severity", "time", "heard", "message"}
     assert finding["severity"] == "violation"

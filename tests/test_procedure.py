@@ -276,7 +276,15 @@ def test_json_report_contract(grammar: Grammar, rules: RulePack) -> None:
             "time": 25.0,
             "heard": "B seven",
             "message": "B7 was said only once; each call is said twice",
-        }
+        },
+        {
+            "clause": "A(2)",
+            "code": "next-ball-before-repeat",
+            "severity": "warning",
+            "time": 25.0,
+            "heard": "B seven",
+            "message": "N33 was called while B7 was still owed its second saying: was only one ball out at a time?",
+        },
     ]
     assert report["occasion"]["prizes_total"] == 0
 

@@ -6,6 +6,19 @@ from ..messages import Ball, Role
 from .core import ConductCore, clock
 from .state import Correction, Pending
 
+TEEN_OR_TY = {13: 30, 14: 40, 15: 50, 16: 60, 17: 70}
+"""Numbers said alike: "thirteen" and "thirty", ... "seventeen" and "seventy"."""
+
+
+def misread(first: Ball, second: Ball) -> bool:
+    """Two readings of one ball: the number read with one digit different (16 and 19, 7 and 37, 61 and 67), its
+    digits swapped (23 and 32) or its teen for its ten (14 and 40). The letter follows the number read, so it may
+    differ too. Any other pair is two balls."""
+    a, b = f"{first.number:02d}", f"{second.number:02d}"
+    one_digit = sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    pair = {first.number, second.number}
+    return one_digit or a == b[::-1] or any(pair == {teen, ty} for teen, ty in TEEN_OR_TY.items())
+
 
 class Calling(ConductCore):
     """A call by the caller: its second saying, the next ball, a ball called again; D the ball count."""
@@ -17,18 +30,11 @@ class Calling(ConductCore):
         if correction is not None and correction.sentence:
             self._correct(correction, ball)
             return
-        if correction is not None and ball == correction.second and correction.wrong is not None:
-            # Said twice after all: it was the next ball, drawn before the previous one was said twice (A(2)).
+        if correction is not None and ball == correction.second and correction.first is not None:
+            # Said twice after all: the differing saying was the next ball, and the call before it was said once.
             self.correction = None
             self._cancel("miscall")
-            self.find(
-                "next-ball-before-repeat",
-                heard=correction.pending_heard,
-                since=correction.time,
-                ball=correction.wrong,
-                next=ball,
-            )
-            self.unrepeated.append(correction.wrong)
+            self._not_repeated(correction.first, ball)
             self._new_ball(ball)
             self._repeated()
             return
@@ -55,35 +61,44 @@ class Calling(ConductCore):
         self._new_ball(ball)
 
     def _different_call(self, pending: Pending, ball: Ball) -> bool:
-        """A call that is not the second saying of the one in hand; True when it is the next ball."""
+        """A call that is not the second saying of the one in hand; True when it is the next ball.
+
+        A(3) asks for each call twice: a different call means the one in hand was said once, whenever it comes.
+        Two exceptions keep the doubt open instead: either saying was heard unsure (a mis-hearing, not the
+        caller's), or the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
         self._cancel("repeat")
         self.pending = None
-        if pending.prompted:
-            self.find(
-                "call-not-repeated", heard=pending.heard, unsure=pending.unsure, since=pending.time, ball=pending.ball
-            )
-            self.unrepeated.append(pending.ball)
-            return True
-        if pending.unsure or self.now.unsure:
-            # A mis-hearing, not a mis-call: keep the surer saying on the board.
-            kept = pending.ball
-            if pending.unsure and not self.now.unsure:
-                self._withdraw(pending.ball)
-                self._add_call(ball)
-                kept = ball
-            self.find("repeat-mismatch", unsure=True, ball=pending.ball, kept=kept)
-            return False
-        if ball.letter == pending.ball.letter or ball.number % 10 == pending.ball.number % 10:
-            # Both heard clearly and close: a mis-call; A(5) wants the error sentence and the correct call.
-            self.correction = Correction(
-                self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, pending_heard=pending.heard
-            )
-            self._due("miscall", self.settings.answer_window)
-            self.prompt("announce-error")
-            return False
-        self.find("next-ball-before-repeat", heard=pending.heard, since=pending.time, ball=pending.ball, next=ball)
-        self.unrepeated.append(pending.ball)
+        if not pending.prompted:
+            if pending.unsure or self.now.unsure:
+                # A mis-hearing, not a mis-call: keep the surer saying on the board.
+                kept = pending.ball
+                if pending.unsure and not self.now.unsure:
+                    self._withdraw(pending.ball)
+                    self._add_call(ball)
+                    kept = ball
+                self.find("repeat-mismatch", unsure=True, ball=pending.ball, kept=kept)
+                return False
+            if misread(pending.ball, ball):
+                # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.
+                self.correction = Correction(
+                    self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, first=pending
+                )
+                self._due("miscall", self.settings.answer_window)
+                self.prompt("announce-error")
+                return False
+        self._not_repeated(pending, ball)
         return True
+
+    def _not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
+        """A(3): the call in hand was said once. A(2): the next ball came while it was still owed its second
+        saying; speech cannot show two balls held, so that is a warning beside A(3), never instead of it."""
+        heard, unsure, since = pending.heard, pending.unsure, pending.time
+        self.find("call-not-repeated", heard=heard, unsure=unsure, since=since, ball=pending.ball)
+        if next_ball is not None:
+            self.find(
+                "next-ball-before-repeat", heard=heard, unsure=unsure, since=since, ball=pending.ball, next=next_ball
+            )
+        self.unrepeated.append(pending.ball)
 
     def _repeated(self) -> None:
         """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
@@ -135,7 +150,4 @@ class Calling(ConductCore):
         self.pending = None
         self._cancel("repeat")
         if pending.prompted or closing:
-            self.find(
-                "call-not-repeated", heard=pending.heard, unsure=pending.unsure, since=pending.time, ball=pending.ball
-            )
-            self.unrepeated.append(pending.ball)
+            self._not_repeated(pending)

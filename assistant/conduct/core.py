@@ -279,6 +279,10 @@ class ConductCore:
         """A(3): the call in hand will not be said again (calling)."""
         raise NotImplementedError
 
+    def _not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
+        """A(3): the call in hand was said once; A(2) a warning when the next ball came (calling)."""
+        raise NotImplementedError
+
     def _settle_correction(self) -> None:
         """A(5): a mis-call left open is a finding (correction)."""
         raise NotImplementedError

@@ -64,7 +64,10 @@ class Correction:
     """The exact words of A(5)(b) were said."""
     second: Ball | None = None
     """The differing second saying that raised the doubt."""
-    pending_heard: str = ""
+    first: Pending | None = None
+    """The call in hand whose second saying differed."""
+    noball: tuple[str, int] | None = None
+    """The letter and number of a call that names no ball ("B thirty two"): the mis-call itself."""
 
 
 @dataclass
