@@ -84,7 +84,7 @@ class Procedure:
             if unsure:
                 conduct.unsure_hearings.append(Hearing(time, item.role, item.text))
             for meaning in item.meanings:
-                intent = self.grammar.intents.get(meaning.intent)
+                intent = self.grammar.known.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
                     continue
                 conduct.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)

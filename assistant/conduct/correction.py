@@ -10,37 +10,68 @@ from .state import Correction, Pending
 class Correcting(ConductCore):
     """A(5) the error sentence (or words like it) and the correct call; A(4), A(5) the ball keyed on the board."""
 
+    def take_bad_call(self) -> None:
+        """A(5): a call that names no ball ("B thirty two") was called incorrectly: the error sentence and the
+        correct call are due at once. Said again, it is the same mis-call; the call in hand keeps its due."""
+        meaning = self.now.meaning
+        if meaning is None or meaning.letter is None or meaning.number is None:
+            return
+        named = (meaning.letter, meaning.number)
+        correction = self.correction
+        if correction is not None and correction.noball == named and not correction.sentence:
+            return
+        self._settle_correction()
+        self.correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=None, noball=named)
+        self._due("miscall", self.settings.answer_window)
+        if not self.now.unsure:
+            self.prompt("announce-error")
+
     def start_correction(self) -> None:
-        """A(5): the error sentence (or something like it); the next call is the correct number."""
+        """A(5): the error sentence (or words like it); the next call is the correct number."""
         exact = self.now.meaning is not None and self.now.meaning.intent == "error-correction"
         correction = self.correction
         if correction is None:
+            # the call in hand, or else the last on the board, is the one being corrected
             wrong = self.pending.ball if self.pending is not None else self.board.last
             correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=wrong)
             self.correction = correction
+            self.pending = None
         if not correction.sentence or not exact:
             correction.heard = self.now.heard
             correction.time = self.now.time
             correction.unsure = self.now.unsure
         correction.sentence = True
         correction.exact = correction.exact or exact
-        self.pending = None
         self._cancel("repeat", "miscall")
         self._due("correction-call", self.settings.repeat_window)
+        ball = self.now.meaning.ball if self.now.meaning is not None else None
+        if ball is not None:
+            self._correct(correction, ball)  # the correct call, said in the same breath
 
     def _correct(self, correction: Correction, ball: Ball) -> None:
-        """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board."""
+        """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board. After a call that
+        named no ball, the call in hand (if any) is still owed its second saying: the correct call may be it."""
         self.correction = None
         self._cancel("correction-call")
         if not correction.exact:
             self.find("error-phrase-paraphrased", heard=correction.heard, unsure=correction.unsure, at=correction.time)
-        if correction.wrong is not None and ball == correction.wrong:
-            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            self._cancel("repeat")
+            if ball != pending.ball:
+                self._not_repeated(pending, ball)
+        if (correction.wrong is not None and ball == correction.wrong) or (
+            pending is not None and ball == pending.ball
+        ):
+            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # said twice from here
             self._due("repeat", self.settings.repeat_window)
             return
         if correction.wrong is not None and correction.wrong in self.board.called:
             self._withdraw(correction.wrong)
         if ball in self.board.called:
+            if correction.wrong is None and ball == self.board.last:
+                return  # the ball just called, read again after a call that named no ball
             self.find("ball-recalled", ball=ball, first="earlier")
             return
         self._new_ball(ball)
@@ -66,6 +97,16 @@ class Correcting(ConductCore):
         if correction.sentence:
             self.find(
                 "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
+            )
+        elif correction.noball is not None:
+            _, number = correction.noball
+            self.find(
+                "bad-call-not-corrected",
+                heard=correction.heard,
+                unsure=correction.unsure,
+                since=correction.time,
+                number=number,
+                column=Ball(number).letter,
             )
         else:
             self.find(
