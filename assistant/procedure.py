@@ -18,6 +18,7 @@ from .messages import (
     BoardKey,
     GameStart,
     Input,
+    Meaning,
     OccasionRecord,
     Output,
     SessionEnd,
@@ -28,6 +29,9 @@ from .messages import (
     time_of,
 )
 from .rules import DEFAULT_RULES, ClauseStatus, RuleError, RulePack, clause_table
+
+NAMES_NO_BALL = "bad-call"
+"""The grammar's intent for a call naming no ball: when no step takes it, it is kept for review."""
 
 
 class Procedure:
@@ -83,14 +87,17 @@ class Procedure:
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
             if unsure:
                 conduct.unsure_hearings.append(Hearing(time, item.role, item.text))
+            untaken: list[Meaning] = []
             for meaning in item.meanings:
                 intent = self.grammar.known.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
                     continue
                 conduct.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
-                conduct.fire(meaning.intent)
+                if not conduct.fire(meaning.intent) and meaning.intent == NAMES_NO_BALL:
+                    untaken.append(meaning)
             conduct.now = Now(time=time, utterance=item, unsure=unsure)
             conduct.flush_utterance()
+            conduct.keep_for_review(untaken)
         conduct.now = Now(time=time)
         step = self.step
         if step != self._step:

@@ -40,6 +40,7 @@ from .messages import (
     GameRecord,
     GameStart,
     GameType,
+    HeardForReview,
     Input,
     OccasionRecord,
     Output,
@@ -72,6 +73,7 @@ _OUTPUT_TYPES: tuple[type, ...] = (
     ClaimOpened,
     ClaimResolved,
     StepChanged,
+    HeardForReview,
 )
 _MESSAGE_TYPES: dict[str, type] = {cls.__name__: cls for cls in _INPUT_TYPES + _OUTPUT_TYPES}
 
@@ -1003,6 +1005,11 @@ def rebuild_record(store: Store, occasion: int) -> OccasionRecord:
                 games[out.game].findings.append(out)
             else:
                 record.findings.append(out)
+        elif isinstance(out, HeardForReview):
+            if out.game is not None and out.game in games:
+                games[out.game].review.append(out)
+            else:
+                record.review.append(out)
     return record
 
 

@@ -286,7 +286,9 @@ def test_json_report_contract(grammar: Grammar, rules: RulePack) -> None:
             "message": "N33 was called while B7 was still owed its second saying: was only one ball out at a time?",
         },
     ]
+    assert game["review"] == []
     assert report["occasion"]["prizes_total"] == 0
+    assert report["occasion"]["review"] == []
 
 
 def test_clause_table(grammar: Grammar, rules: RulePack) -> None:

@@ -7,7 +7,7 @@ machine drives. What one part asks of another is declared here, once, as a metho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from transitions import Machine
@@ -22,6 +22,8 @@ from ..messages import (
     CallWithdrawn,
     Finding,
     GameRecord,
+    HeardForReview,
+    Meaning,
     OccasionRecord,
     OutageRecord,
     Output,
@@ -121,14 +123,16 @@ class ConductCore:
 
     # ----- driving the machine -------------------------------------------------------------------
 
-    def fire(self, trigger: str) -> None:
+    def fire(self, trigger: str) -> bool:
+        """Drive the machine; False when no transition of the current state took the trigger."""
         event = self.machine.events.get(trigger)
         if event is None:
-            return
+            return False
         before = self.state
-        event.trigger(self)
+        taken = bool(event.trigger(self))
         if self.state != before:
             self.state_unsure = trigger not in ("call", *INPUT_TRIGGERS) and self.now.unsure
+        return taken
 
     def expire(self, time: float, inclusive: bool = False) -> None:
         """Let the windows that closed before `time` speak: a prompt or a finding, never a hang."""
@@ -203,6 +207,35 @@ class ConductCore:
         spec = self.rules.prompts[kind]
         text = spec.text.format_map(_Fields(fields))
         self.emit(Prompt(time=self.now.time, text=text, kind=kind, priority=spec.priority, clause=spec.clause))
+
+    def keep_for_review(self, untaken: Sequence[Meaning]) -> None:
+        """Caller speech the grammar could not place, and calls naming no ball that no step took, go on the record
+        for a person to judge: they never vanish, and they are no finding on their own."""
+        utterance = self.now.utterance
+        if utterance is None:
+            return
+        reasons = []
+        if utterance.role is Role.CALLER:
+            if utterance.unknown:
+                reasons.append(f"words the grammar cannot place: {' '.join(utterance.unknown)}")
+            elif not utterance.meanings:
+                reasons.append("not understood")
+        for meaning in untaken:
+            if meaning.number is not None:
+                column = Ball(meaning.number).letter
+                reasons.append(f"'{meaning.words}' names no ball ({meaning.number} is under {column})")
+        if not reasons:
+            return
+        item = HeardForReview(
+            game=self.game.number if self.game else None,
+            time=self.now.time,
+            role=utterance.role,
+            heard=utterance.text,
+            reason="; ".join(reasons),
+            unsure=self.now.unsure,
+        )
+        (self.game.review if self.game else self.occasion.review).append(item)
+        self.emit(item)
 
     def spoken(self, ball: Ball) -> str:
         return self.grammar.spoken(ball)
