@@ -167,6 +167,16 @@ def test_closing_prompts_when_the_caller_is_silent(grammar: Grammar, rules: Rule
     assert of(GameClosed, outputs)[0].status == "completed"
 
 
+def test_completed_without_the_question_prompts_it_at_that_moment(grammar: Grammar, rules: RulePack) -> None:
+    """B(9): the caller skips "are there any other bingos?": the assistant asks for it as the game is closed."""
+    _, outputs = check_inputs(scenario("b9-not-asked", grammar), rules, grammar)
+    closed = of(GameClosed, outputs)[0].time
+    asked = [(p.time, p.text, p.clause) for p in of(Prompt, outputs) if p.kind == "ask-other-bingos"]
+    assert asked == [(closed, "Ask: are there any other bingos?", "B(9)")]
+    _, compliant = check_inputs(scenario("compliant-regular", grammar), rules, grammar)
+    assert [p for p in of(Prompt, compliant) if p.kind == "ask-other-bingos"] == []
+
+
 def test_limited_game_prompts_last_ball_when_it_is_due(grammar: Grammar, rules: RulePack) -> None:
     _, outputs = check_inputs(scenario("compliant-limited", grammar), rules, grammar)
     due = [(p.time, p.text) for p in of(Prompt, outputs) if p.kind == "announce-last-ball"]

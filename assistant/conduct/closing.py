@@ -27,6 +27,7 @@ class Closing(ConductCore):
         if self.won:
             if not self.asked_other:
                 self.find("other-bingos-not-asked", since=self.won_at)
+                self.prompt("ask-other-bingos")  # now, while the players can still answer
             if self.now.meaning is not None and self.now.meaning.intent.endswith("paraphrase"):
                 self.find("game-completed-paraphrased")
         self._finish("completed")
