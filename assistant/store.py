@@ -674,8 +674,12 @@ class Store:
             raise StoreError(f"no occasion {occasion} in {self.path}")
         return _occasion_info(rows[0])
 
-    def latest_occasion(self) -> int | None:
-        rows = self._read("SELECT max(id) FROM occasions")
+    def latest_occasion(self, source: str | None = None) -> int | None:
+        """The newest occasion, open or closed (of this source, when given)."""
+        if source is None:
+            rows = self._read("SELECT max(id) FROM occasions")
+        else:
+            rows = self._read("SELECT max(id) FROM occasions WHERE source = ?", (source,))
         return None if rows[0][0] is None else int(rows[0][0])
 
     def inputs(self, occasion: int) -> list[Input]:
