@@ -163,3 +163,27 @@ def test_live_the_procedure_prompts_before_the_window_ends(grammar: Grammar, rul
         procedure.feed(item)
     assert prompts(outputs) == [(6.0, ERROR)]
     assert procedure.board.called == [] and found(outputs) == []
+
+
+@pytest.mark.parametrize(
+    ("opening", "expected"),
+    [
+        (GAME, []),
+        (
+            "@game type=regular last_ball_required=yes\n",
+            [(10.0, "A(1)", "last-ball-status-not-announced", "violation")],
+        ),
+    ],
+)
+def test_the_first_ball_corrected_in_one_breath_is_the_first_call(
+    grammar: Grammar, rules: RulePack, opening: str, expected: list[tuple[float, str, str, str]]
+) -> None:
+    """A call naming no ball opens the game; the correct call said with the sentence is checked like a first call."""
+    sentence = "an error has been made, I am reading the correct number, please correct your card, O sixty five"
+    text = opening + f"6 caller: O five\n10 caller: {sentence}\n13 caller: O sixty five\n"
+    outputs: list[Output] = []
+    procedure = Procedure(rules, grammar, ProcedureSettings(), outputs.append)
+    for item in parse_script(text, grammar):
+        procedure.feed(item)
+    assert procedure.state == "calling" and procedure.board.called == [Ball(65)]
+    assert found(outputs) == expected

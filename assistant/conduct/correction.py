@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..messages import Ball, CallRecord
+from dataclasses import replace
+
+from ..messages import Ball, CallRecord, Meaning
 from .core import ConductCore
 from .state import Correction, Pending
 
@@ -44,9 +46,13 @@ class Correcting(ConductCore):
         correction.exact = correction.exact or exact
         self._cancel("repeat", "miscall")
         self._due("correction-call", self.settings.repeat_window)
-        ball = self.now.meaning.ball if self.now.meaning is not None else None
-        if ball is not None:
-            self._correct(correction, ball)  # the correct call, said in the same breath
+        said = self.now.meaning
+        if said is not None and said.ball is not None:
+            # The correct call in the same breath: the machine takes it as it takes any call (A(1), D and E(1)
+            # before the first ball, F during an outage), and the open correction makes it the correct number.
+            self.now = replace(self.now, meaning=Meaning("call", ball=said.ball, words=said.words))
+            self.fire("call")
+            self.now = replace(self.now, meaning=said)
 
     def _correct(self, correction: Correction, ball: Ball) -> None:
         """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board. After a call that
