@@ -62,30 +62,53 @@ def games_recorded(db: Path, script: Path) -> tuple[list[object], bool, int]:
         return games, store.verify().ok, len(mine)
 
 
+def recorded_inputs(db: Path) -> int:
+    """How many inputs the record holds, read beside the writer (WAL lets a reader in)."""
+    if not db.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as con:
+            return int(con.execute("SELECT count(*) FROM events WHERE kind = 'input'").fetchone()[0])
+    except sqlite3.Error:
+        return 0  # created, not yet migrated
+
+
+def kill_at(proc: subprocess.Popen[bytes], db: Path, inputs: int) -> bool:
+    """SIGKILL the process once the record holds `inputs` inputs; False when it finished first."""
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if recorded_inputs(db) >= inputs:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return True
+        time.sleep(0.003)
+    proc.wait()
+    return False
+
+
 def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     script = tmp_path / "occasion.txt"
     script.write_text(long_session(games=GAMES), encoding="utf-8")
     clean_db, db = tmp_path / "clean.db", tmp_path / "killed.db"
-    started = time.monotonic()
     clean = subprocess.run(cli("check", script, "--db", clean_db, "--json"), capture_output=True, text=True, cwd=ROOT)
-    whole = time.monotonic() - started
     assert clean.returncode == 0, clean.stderr
+    total = recorded_inputs(clean_db)
 
     rng = random.Random(7)
     kills = 0
     for attempt in range(5):
-        # the first run starts the record; every later one resumes it, wherever the kill left it
+        # The kill lands anywhere from where the record stands to its end, measured by the record, not the clock:
+        # at once (start-up, or the replay of what is recorded), mid-game, or never. The first run starts the
+        # record; every later one resumes it, wherever the kill left it.
+        have = recorded_inputs(db)
+        at = rng.randint(have, total - 1 if attempt == 0 else total + 1)
         args = ["check", script, "--db", db, "--quiet"] + (["--resume"] if attempt else [])
         errors = tmp_path / f"attempt-{attempt}.err"
         with errors.open("w") as stderr:
             proc = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT)
-            time.sleep(rng.uniform(0.4, 0.95) * whole)  # the kill lands anywhere in the run, start-up too
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-                kills += 1
-            proc.wait()
+            kills += kill_at(proc, db, at)
         assert proc.returncode in (0, -signal.SIGKILL), errors.read_text()
-    assert kills >= 1  # at least one run died
+    assert kills >= 1  # the first run, at least, died mid-occasion
     finished = subprocess.run(
         cli("check", script, "--db", db, "--json", "--resume"), capture_output=True, text=True, cwd=ROOT
     )
