@@ -307,12 +307,12 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
     gate = SelfHearingGate()
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
-        resumed = run.open_store(args.db or settings.store.db, args.resume)
+        run.open_store(args.db or settings.store.db, args.resume)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=clock)
         session = run.session()
-        run.resume(session)
+        replayed = run.resume(session)
         session.sinks.append(step_follower(recognizers, grammar))
-        if plans and not resumed:
+        if plans and not replayed:  # a fresh occasion, or one killed before its first input was recorded
             session.feed(GameStart(0.0, plans[0]))
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
