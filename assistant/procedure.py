@@ -108,15 +108,17 @@ class Procedure:
 def check_inputs(
     items: Iterable[Input], rules: RulePack, grammar: Grammar, settings: ProcedureSettings | None = None
 ) -> tuple[OccasionRecord, list[Output]]:
-    """Run a whole session through a fresh procedure; the session ends after the last input."""
+    """Run a whole session through a fresh procedure; the session ends when the last speech does (as `check`
+    ends a script), unless it says when."""
     outputs: list[Output] = []
     procedure = Procedure(rules, grammar, settings or ProcedureSettings(), outputs.append)
     last: Input | None = None
+    end = 0.0
     for item in items:
         procedure.feed(item)
         last = item
+        end = max(end, end_of(item))
     if not isinstance(last, SessionEnd):
-        end = 0.0 if last is None else end_of(last)
         procedure.feed(SessionEnd(end))
     return procedure.occasion, outputs
 

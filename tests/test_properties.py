@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from assistant.__main__ import main
@@ -29,6 +29,11 @@ from assistant.report import render_json
 from assistant.script import parse_script
 from assistant.settings import ROOT
 
+pytestmark = pytest.mark.filterwarnings(
+    # On a failure hypothesis's pytest plugin imports libcst, whose import of mypy_extensions warns: report the
+    # failure, not an internal error.
+    "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+)
 GRAMMAR = Grammar.load()
 RULES = RulePack.load()
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.txt"))
@@ -180,6 +185,7 @@ def run_check(path: Path) -> tuple[int, str, str]:
     deadline=None,
     derandomize=True,
     database=None,
+    phases=[Phase.explicit, Phase.generate],  # a failing session is printed whole; shrinking random draws is slow
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(rng=st.randoms(use_true_random=False))
@@ -187,6 +193,7 @@ def test_generated_sessions_never_crash_and_never_rest_a_violation_on_an_unsure_
     rng: random.Random, folder: Path
 ) -> None:
     text = transcript(rng)
+    note(text)
     occasion = check_invariants(text)
     path = folder / "session.txt"
     path.write_text(text, encoding="utf-8")
