@@ -27,7 +27,11 @@ def _engine_flags(p: argparse.ArgumentParser) -> None:
 
 def _record_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", type=Path, help="SQLite record to write (default: none for check, config for listen)")
-    p.add_argument("--resume", action="store_true", help="continue the last unfinished occasion in --db")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the last unfinished occasion in --db (a run killed before it stored anything starts afresh)",
+    )
     p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for WAV sessions)")
     p.add_argument("--voice-out", type=Path, help="write everything the assistant said to this WAV, at its times")
     p.add_argument("--prompts-json", type=Path, help="write the prompts with their times to this JSON file")

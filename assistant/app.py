@@ -96,20 +96,28 @@ class _Run:
         self.occasion_id: int | None = None
         self.speaker: Speaker = make_speaker("silent", _voice_settings(settings), None)
 
-    def open_store(self, db: Path | None, resume: bool) -> None:
+    def open_store(self, db: Path | None, resume: bool, *, finished: bool = False) -> bool:
+        """Open the record and the occasion to journal into; True when it continues one already recorded.
+
+        --resume continues the last unfinished occasion of this source. A process killed before it stored
+        anything (no file, an empty or half-created one, no occasion yet) left nothing to continue: the run
+        starts afresh, silently, and the record ends as a clean run's. With `finished`, an occasion of this
+        source closed already (killed after closing, before it exited) is replayed against its record, which
+        must agree and is left as it is.
+        """
         if db is None:
             if resume:
                 raise UsageError("--resume needs --db")
-            return
+            return False
         self.store = Store.open(db)
         self.stack.callback(self.store.close)
-        if resume:
-            self.occasion_id = self.store.latest_open_occasion(self.source)
-            if self.occasion_id is None:
-                raise UsageError(f"nothing to resume in {db} for {self.source}")
-        else:
-            self.occasion_id = self.store.start_occasion(source=self.source)
+        occasion = self.store.latest_open_occasion(self.source) if resume else None
+        if occasion is None and resume and finished:
+            occasion = self.store.latest_occasion(self.source)
+        resumed = occasion is not None
+        self.occasion_id = occasion if occasion is not None else self.store.start_occasion(source=self.source)
         self.journal = Journal(self.store, self.occasion_id)
+        return resumed
 
     def use_speaker(
         self,
@@ -192,7 +200,7 @@ def _open_audio(path: Path, progress: bool) -> tuple[Iterator[tuple[AudioChunk, 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Check a recorded session. On --resume the whole session is fed again: the journal keeps what the
-    record already holds (it must match) and records only what a crash cut off."""
+    record already holds (it must match) and records only what a crash cut off, whenever the crash came."""
     grammar = Grammar.load(settings.recognizer.grammar)
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:
@@ -207,7 +215,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             raise UsageError("--board is for WAV sessions: a transcript script carries its own board lines")
         keys = read_board(args.board, grammar) if args.board is not None else []
         script = _script_inputs(args.session, grammar) if audio is None else []
-        run.open_store(args.db, args.resume)
+        run.open_store(args.db, args.resume, finished=True)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
         session = run.session()
@@ -302,9 +310,9 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         run.open_store(args.db or settings.store.db, args.resume)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=clock)
         session = run.session()
-        run.resume(session)
+        replayed = run.resume(session)
         session.sinks.append(step_follower(recognizers, grammar))
-        if plans and not args.resume:
+        if plans and not replayed:  # a fresh occasion, or one killed before its first input was recorded
             session.feed(GameStart(0.0, plans[0]))
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:

@@ -18,8 +18,10 @@ import yaml
 
 from .messages import Ball, Meaning, Role, Utterance
 
+BALLS = 75
+"""The balls of the game, 1 to 75: a number outside them is no call at all."""
 DEFAULT_GRAMMAR = Path(__file__).resolve().parent.parent / "grammars" / "bingo.yaml"
-SLOTS = ("call", "letter", "number", "manufacturer", "serial")
+SLOTS = ("call", "noball", "letter", "number", "manufacturer", "serial")
 _NUMERAL = "#"  # typed numerals become one token "#47291": read by value or digit by digit as the slot needs
 
 
@@ -50,6 +52,33 @@ class Parse:
     meanings: list[Meaning] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
+
+
+def _intent(name: str, spec: dict[str, Any]) -> Intent:
+    templates = tuple(spec["templates"])
+    return Intent(
+        name=name,
+        clause=spec.get("clause"),
+        roles=tuple(spec.get("roles", [])),
+        templates=templates,
+        sequences=tuple(seq for t in templates for seq in _expand(t)),
+    )
+
+
+def _meaning(intent: str, slots: dict[str, Any], words: str) -> Meaning:
+    """The meaning of a matched template from its slot values; a call naming no ball keeps its letter and number."""
+    letter, number = slots.get("letter"), slots.get("number")
+    if "noball" in slots:
+        letter, number = slots["noball"]
+    return Meaning(
+        intent=intent,
+        ball=slots.get("call"),
+        number=number,
+        manufacturer=slots.get("manufacturer"),
+        serial=slots.get("serial"),
+        letter=letter,
+        words=words,
+    )
 
 
 def _expand(template: str) -> list[tuple[str, ...]]:
@@ -84,25 +113,27 @@ class Grammar:
             self.heard_digits: list[str] = list(numbers.get("heard_digits", self.digit_aliases))
             self.max_number = int(numbers.get("max", 99999))
             self.spellings: dict[str, str] = {**aliases, **dict(data.get("spellings", {}))}
-            self.intents: dict[str, Intent] = {}
-            for name, spec in data["intents"].items():
-                templates = tuple(spec["templates"])
-                sequences = tuple(seq for t in templates for seq in _expand(t))
-                self.intents[str(name)] = Intent(
-                    name=str(name),
-                    clause=spec.get("clause"),
-                    roles=tuple(spec.get("roles", [])),
-                    templates=templates,
-                    sequences=sequences,
-                )
+            self.intents: dict[str, Intent] = {
+                str(name): _intent(str(name), spec) for name, spec in data["intents"].items()
+            }
+            """What the recognizers listen for and the parser reads."""
+            self.text_only: dict[str, Intent] = {
+                str(name): _intent(str(name), spec) for name, spec in (data.get("text_only") or {}).items()
+            }
+            """What the parser reads in typed text but the recognizers never listen for."""
             self.steps: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in data.get("steps", {}).items()}
         except (KeyError, TypeError, AttributeError) as exc:
             raise GrammarError(f"{source or 'grammar'}: malformed grammar ({exc!r})") from exc
+        both = set(self.intents) & set(self.text_only)
+        if both:
+            raise GrammarError(f"{source or 'grammar'}: intents both listened for and text only: {sorted(both)}")
+        self.known: dict[str, Intent] = {**self.intents, **self.text_only}
+        """Every meaning the parser can read."""
         for step, names in self.steps.items():
             missing = [n for n in names if n not in self.intents]
             if missing:
                 raise GrammarError(f"{source or 'grammar'}: step {step!r} names unknown intents {missing}")
-        for intent in self.intents.values():
+        for intent in self.known.values():
             for seq in intent.sequences:
                 bad = [w for w in seq if w.startswith("{") and w.strip("{}") not in SLOTS]
                 if bad:
@@ -230,11 +261,10 @@ class Grammar:
                     return [(i + 1, letter)]
         return []
 
-    def read_call(self, tokens: Sequence[str], i: int) -> list[tuple[int, Ball]]:
-        """A letter and a number in its range: words, digit by digit, or a typed numeral."""
-        out: list[tuple[int, Ball]] = []
+    def _letter_and_number(self, tokens: Sequence[str], i: int) -> list[tuple[int, str, int]]:
+        """A letter, then a number said in words, digit by digit, or typed: (end, letter, number) every way."""
+        out: list[tuple[int, str, int]] = []
         for after_letter, letter in self.read_letter(tokens, i):
-            first = self.letter_first[letter]
             candidates: list[tuple[int, int]] = []
             if after_letter < len(tokens) and tokens[after_letter].startswith(_NUMERAL):
                 candidates.append((after_letter + 1, int(tokens[after_letter][1:])))
@@ -244,8 +274,26 @@ class Grammar:
                     d1, d2 = tokens[after_letter], tokens[after_letter + 1]
                     if d1 in self.digit_words and d2 in self.digit_words and self.digit_words[d1] > 0:
                         candidates.append((after_letter + 2, self.digit_words[d1] * 10 + self.digit_words[d2]))
-            out.extend((end, Ball(n)) for end, n in candidates if first <= n < first + 15)
+            out.extend((end, letter, n) for end, n in candidates)
         return out
+
+    def in_column(self, letter: str, number: int) -> bool:
+        """The number is one of the 15 balls under this letter."""
+        first = self.letter_first[letter]
+        return first <= number < first + 15
+
+    def read_call(self, tokens: Sequence[str], i: int) -> list[tuple[int, Ball]]:
+        """A letter and a number in its range: words, digit by digit, or a typed numeral."""
+        return [(end, Ball(n)) for end, letter, n in self._letter_and_number(tokens, i) if self.in_column(letter, n)]
+
+    def read_noball(self, tokens: Sequence[str], i: int) -> list[tuple[int, tuple[str, int]]]:
+        """A letter with one of the 75 numbers that is not under it ("B thirty two", "O five"): a call naming no
+        ball, which only a mis-call can be."""
+        return [
+            (end, (letter, n))
+            for end, letter, n in self._letter_and_number(tokens, i)
+            if 1 <= n <= BALLS and not self.in_column(letter, n)
+        ]
 
     def read_digits(self, tokens: Sequence[str], i: int) -> list[tuple[int, str]]:
         """A card number read one character at a time: optional spelled letters, then digits."""
@@ -288,6 +336,7 @@ class Grammar:
             slot = part.strip("{}")
             reader: dict[str, Any] = {
                 "call": self.read_call,
+                "noball": self.read_noball,
                 "letter": self.read_letter,
                 "number": self.read_number,
                 "manufacturer": self.read_digits,
@@ -300,22 +349,13 @@ class Grammar:
             if end == i:
                 continue
             words = " ".join(t.lstrip(_NUMERAL) for t in tokens[i:end])
-            meaning = Meaning(
-                intent=intent,
-                ball=slots.get("call"),
-                number=slots.get("number"),
-                manufacturer=slots.get("manufacturer"),
-                serial=slots.get("serial"),
-                letter=slots.get("letter"),
-                words=words,
-            )
-            yield _Match(end, meaning)
+            yield _Match(end, _meaning(intent, slots, words))
 
     def matches_at(self, tokens: Sequence[str], i: int, intents: Iterable[str] | None = None) -> list[_Match]:
-        names = list(intents) if intents is not None else list(self.intents)
+        names = list(intents) if intents is not None else list(self.known)
         found: list[_Match] = []
         for name in names:
-            for seq in self.intents[name].sequences:
+            for seq in self.known[name].sequences:
                 found.extend(self._match(name, seq, tokens, i))
         return found
 
@@ -431,7 +471,7 @@ class Grammar:
         balls = [Ball(n) for n in range(1, 76)]
         numbers = [1, 7, 15, 30, 50, 61, 75, 99, 100, 120, 250, 300, 1000, 1200, 2500, 12345]
         digit_strings = ["7", "142", "47291", "0102"]
-        for seq in self.intents[intent].sequences:
+        for seq in self.known[intent].sequences:
             slot_values: list[list[tuple[str, Any]]] = []
             for part in seq:
                 slot = part.strip("{}") if part.startswith("{") else None
@@ -439,6 +479,8 @@ class Grammar:
                     opts = [(self.call_words(b), b) for b in balls]
                     opts += [(self.call_words(b, digit_by_digit=True), b) for b in balls if b.number >= 10]
                     slot_values.append(opts)
+                elif slot == "noball":
+                    slot_values.append(list(self._noball_samples()))
                 elif slot == "letter":
                     slot_values.append([(w, k) for k, w in self.letter_words.items()])
                 elif slot == "number":
@@ -450,15 +492,14 @@ class Grammar:
             for combo in itertools.product(*slot_values):
                 words = " ".join(w for w, _ in combo)
                 slots = {seq[k].strip("{}"): v for k, (_, v) in enumerate(combo) if seq[k].startswith("{")}
-                yield (
-                    words,
-                    Meaning(
-                        intent=intent,
-                        ball=slots.get("call"),
-                        number=slots.get("number"),
-                        manufacturer=slots.get("manufacturer"),
-                        serial=slots.get("serial"),
-                        letter=slots.get("letter"),
-                        words=words,
-                    ),
-                )
+                yield words, _meaning(intent, slots, words)
+
+    def _noball_samples(self) -> Iterator[tuple[str, tuple[str, int]]]:
+        """Every letter with every number of the 75 not under it, in words and (two digits) digit by digit."""
+        for letter, word in self.letter_words.items():
+            for n in range(1, BALLS + 1):
+                if self.in_column(letter, n):
+                    continue
+                yield f"{word} {self.number_words(n)}", (letter, n)
+                if n >= 10:
+                    yield f"{word} {self.units[n // 10]} {self.units[n % 10]}", (letter, n)

@@ -258,6 +258,29 @@ class ClaimResolved:
 
 
 @dataclass(frozen=True)
+class HeardForReview:
+    """Speech the procedure could not place, kept for a person to judge: words outside the grammar, nothing
+    understood, or a call naming no ball that no step took. Never dropped, never a finding on its own."""
+
+    game: int | None
+    time: float
+    role: Role
+    heard: str
+    reason: str
+    unsure: bool = False
+    """The recognizer was not sure of these words either."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "time": round(self.time, 2),
+            "role": self.role.value,
+            "heard": self.heard,
+            "reason": self.reason,
+            "unsure": self.unsure,
+        }
+
+
+@dataclass(frozen=True)
 class StepChanged:
     """The procedure moved to a new step; `expects` are the intents the recognizer should listen for."""
 
@@ -267,7 +290,16 @@ class StepChanged:
 
 
 Output = (
-    Finding | Prompt | CallMade | CallWithdrawn | GameOpened | GameClosed | ClaimOpened | ClaimResolved | StepChanged
+    Finding
+    | Prompt
+    | CallMade
+    | CallWithdrawn
+    | GameOpened
+    | GameClosed
+    | ClaimOpened
+    | ClaimResolved
+    | StepChanged
+    | HeardForReview
 )
 """Everything the procedure engine emits."""
 
@@ -312,6 +344,8 @@ class GameRecord:
     claims: list[ClaimRecord] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     status: str = "in-progress"
+    review: list[HeardForReview] = field(default_factory=list)
+    """Speech of this game the procedure could not place (for review)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -328,6 +362,7 @@ class GameRecord:
             "claims": [c.to_json() for c in self.claims],
             "status": self.status,
             "findings": [f.to_json() for f in self.findings],
+            "review": [r.to_json() for r in self.review],
         }
 
 
@@ -359,6 +394,11 @@ class OccasionRecord:
     outages: list[OutageRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the check assumed (e.g. no hall program given): not findings."""
+    review: list[HeardForReview] = field(default_factory=list)
+    """Speech outside any game the procedure could not place (for review)."""
+
+    def all_review(self) -> list[HeardForReview]:
+        return [r for g in self.games for r in g.review] + list(self.review)
 
     def all_findings(self) -> list[Finding]:
         return [f for g in self.games for f in g.findings] + list(self.findings)
@@ -371,5 +411,6 @@ class OccasionRecord:
                 "findings": [f.to_json() for f in self.findings],
                 "outages": [o.to_json() for o in self.outages],
                 "notes": list(self.notes),
+                "review": [r.to_json() for r in self.review],
             },
         }

@@ -25,6 +25,7 @@ from .messages import (
     GameOpened,
     GamePlan,
     GameStart,
+    HeardForReview,
     Input,
     Output,
     Prompt,
@@ -82,6 +83,8 @@ class EventPrinter:
             line = f'prompt: "{item.text}"'
         elif isinstance(item, Finding):
             line = f"FINDING {item.clause} {item.code} [{item.severity.value}]: {item.message} (heard: {item.heard!r})"
+        elif isinstance(item, HeardForReview):
+            line = f"for review: {item.role.value} {item.heard!r}: {item.reason}"
         if line is None:
             return
         time = getattr(item, "time", None)

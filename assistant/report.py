@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from html import escape
 
-from .messages import Finding, GameRecord, GameType, OccasionRecord, Severity
+from .messages import Finding, GameRecord, GameType, HeardForReview, OccasionRecord, Severity
 from .procedure import clause_table
 from .store import PRIZE_CAP, OccasionInfo, Store, VerifyResult, WinnerTakeAllRecord, occasion_record
 
@@ -69,6 +69,11 @@ def _finding_line(finding: Finding) -> str:
     return f"  {where} {finding.code}: {finding.message}{heard}"
 
 
+def _review_line(item: HeardForReview) -> str:
+    unsure = " (heard unsure)" if item.unsure else ""
+    return f'  {_clock(item.time)}  for review {item.role.value}: "{item.heard}"{unsure}: {item.reason}'
+
+
 def render_text(occasion: OccasionRecord) -> str:
     """What `check` prints without --json: each game with its findings, then the occasion's, then the verdict."""
     lines: list[str] = []
@@ -80,9 +85,14 @@ def render_text(occasion: OccasionRecord) -> str:
             f"{claims} claim{'s' if claims != 1 else ''}, {game.status}"
         )
         lines.extend(_finding_line(f) for f in game.findings)
+        lines.extend(_review_line(r) for r in game.review)
     lines.append(f"Occasion: prizes {_money(occasion.prizes_total)} of the {_money(PRIZE_CAP)} cap")
     lines.extend(_finding_line(f) for f in occasion.findings)
+    lines.extend(_review_line(r) for r in occasion.review)
     lines.extend(f"  note: {note}" for note in occasion.notes)
+    review = len(occasion.all_review())
+    if review:
+        lines.append(f"{review} heard for review (speech the procedure could not place; not findings).")
     counts = Counter(f.severity for f in occasion.all_findings())
     total = sum(counts.values())
     if total == 0:
@@ -215,6 +225,7 @@ dl.facts dd { margin: 0; }
 .verdict { border: 1.5pt solid; padding: .5em .8em; margin: 1em 0; font-weight: bold; }
 .verdict.bad { color: var(--bad); }
 .verdict.ok { color: var(--ok); }
+.verdict.warn { color: var(--warn); }
 .balls { display: flex; flex-wrap: wrap; gap: .25em; margin: .3em 0 .6em; padding: 0; list-style: none; }
 .balls li { border: .75pt solid var(--ink); border-radius: 1em; padding: 0 .45em; font-size: 9.5pt;
             font-variant-numeric: tabular-nums; }
@@ -260,6 +271,23 @@ def _findings_table(data: ReportData, rows: Sequence[tuple[int | None, Finding]]
     return (
         f'<table class="findings"><thead><tr>{head}<th class="num">Time</th><th>Clause</th><th>Severity</th>'
         f"<th>Words heard</th><th>Finding</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _review_table(data: ReportData, rows: Sequence[HeardForReview]) -> str:
+    if not rows:
+        return '<p class="muted">Every word heard from the caller was placed by the grammar.</p>'
+    unsure = '<br><small class="muted">heard unsure</small>'
+    body = "".join(
+        f'<tr><td class="num">{"" if r.game is None else r.game}</td>'
+        f'<td class="num">{_clock(r.time)}<br><small class="muted">{data.wall(r.time)}</small></td>'
+        f"<td>{escape(r.role.value)}</td><td><q>{escape(r.heard)}</q>{unsure if r.unsure else ''}</td>"
+        f"<td>{escape(r.reason)}</td></tr>"
+        for r in rows
+    )
+    return (
+        '<table class="review"><thead><tr><th class="num">Game</th><th class="num">Time</th><th>Who</th>'
+        f"<th>Words heard</th><th>Why it is listed</th></tr></thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -350,8 +378,13 @@ def html_report(data: ReportData) -> str:
     counts = Counter(f.severity for f in findings)
     clauses = clause_rows(record, data.winners)
     breached = [row.clause for row in clauses if row.status == "finding"]
+    cautioned = [row.clause for row in clauses if row.status == "warning"]
+    warned = f"warnings under {escape(', '.join(cautioned))}" if cautioned else ""
     if breached:
-        verdict = f'<div class="verdict bad">Findings under {escape(", ".join(breached))}</div>'
+        also = f"; {warned}" if warned else ""
+        verdict = f'<div class="verdict bad">Findings under {escape(", ".join(breached))}{also}</div>'
+    elif cautioned:
+        verdict = f'<div class="verdict warn">No violation; {warned}</div>'
     else:
         verdict = '<div class="verdict ok">No finding: every observable clause passed</div>'
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"
@@ -406,6 +439,10 @@ def html_report(data: ReportData) -> str:
 <tbody>{clause_table}</tbody></table>
 <h2>Findings, with the words heard</h2>
 {_findings_table(data, all_rows, with_game=True)}
+<h2>Speech for review</h2>
+<p class="sub">What the caller said that the procedure could not place, kept so that nothing heard is lost.
+These are not findings.</p>
+{_review_table(data, sorted(record.all_review(), key=lambda r: r.time))}
 <h2>Games</h2>
 {games}
 <h2>Winner-take-all records (E(2))</h2>

@@ -181,7 +181,8 @@ class ClauseStatus:
     clause: str
     title: str
     status: str
-    """pass, finding, uncertain (only unsure hearings), not-observable, not-applicable."""
+    """pass, finding (a violation), warning (only warnings), uncertain (only unsure hearings), not-observable,
+    not-applicable."""
     findings: int = 0
 
 
@@ -198,11 +199,13 @@ def clause_table(occasion: OccasionRecord, rules: RulePack | None = None) -> lis
     rows: list[ClauseStatus] = []
     for spec in rules.clauses:
         cited = [f for f in findings if f.clause == spec.clause]
-        sure = [f for f in cited if f.severity is not Severity.UNCERTAIN]
+        severities = {f.severity for f in cited}
         if spec.observable == "no":
             status = "not-observable"
-        elif sure:
+        elif Severity.VIOLATION in severities:
             status = "finding"
+        elif Severity.WARNING in severities:
+            status = "warning"
         elif cited:
             status = "uncertain"
         elif not games or (spec.applies is not None and not applies.get(spec.applies, True)):

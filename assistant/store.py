@@ -40,6 +40,7 @@ from .messages import (
     GameRecord,
     GameStart,
     GameType,
+    HeardForReview,
     Input,
     OccasionRecord,
     Output,
@@ -72,6 +73,7 @@ _OUTPUT_TYPES: tuple[type, ...] = (
     ClaimOpened,
     ClaimResolved,
     StepChanged,
+    HeardForReview,
 )
 _MESSAGE_TYPES: dict[str, type] = {cls.__name__: cls for cls in _INPUT_TYPES + _OUTPUT_TYPES}
 
@@ -672,8 +674,12 @@ class Store:
             raise StoreError(f"no occasion {occasion} in {self.path}")
         return _occasion_info(rows[0])
 
-    def latest_occasion(self) -> int | None:
-        rows = self._read("SELECT max(id) FROM occasions")
+    def latest_occasion(self, source: str | None = None) -> int | None:
+        """The newest occasion, open or closed (of this source, when given)."""
+        if source is None:
+            rows = self._read("SELECT max(id) FROM occasions")
+        else:
+            rows = self._read("SELECT max(id) FROM occasions WHERE source = ?", (source,))
         return None if rows[0][0] is None else int(rows[0][0])
 
     def inputs(self, occasion: int) -> list[Input]:
@@ -1003,6 +1009,11 @@ def rebuild_record(store: Store, occasion: int) -> OccasionRecord:
                 games[out.game].findings.append(out)
             else:
                 record.findings.append(out)
+        elif isinstance(out, HeardForReview):
+            if out.game is not None and out.game in games:
+                games[out.game].review.append(out)
+            else:
+                record.review.append(out)
     return record
 
 

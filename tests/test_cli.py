@@ -60,7 +60,10 @@ def test_check_a_violating_script_exits_1_with_the_clause(tmp_path: Path) -> Non
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     findings = [f for g in report["games"] for f in g["findings"]] + report["occasion"]["findings"]
-    assert [(f["clause"], f["code"]) for f in findings] == [("A(3)", "call-not-repeated")]
+    assert [(f["clause"], f["code"], f["severity"]) for f in findings] == [
+        ("A(3)", "call-not-repeated", "violation"),
+        ("A(2)", "next-ball-before-repeat", "warning"),
+    ]
     finding = findings[0]
     assert set(finding) >= {"clause", "code", "severity", "time", "heard", "message"}
     assert finding["severity"] == "violation"
@@ -68,6 +71,16 @@ def test_check_a_violating_script_exits_1_with_the_clause(tmp_path: Path) -> Non
     assert {"number", "type", "calls", "claims", "status", "findings"} <= set(game)
     assert all(set(c) >= {"ball", "time"} for c in game["calls"])
     assert "prizes_total" in report["occasion"]
+
+
+def test_check_prompts_the_skipped_question_in_the_prompt_list(tmp_path: Path) -> None:
+    """B(9): "this game is completed" with no "are there any other bingos?": the question is prompted then."""
+    listed = tmp_path / "prompts.json"
+    result = run("check", SCENARIOS / "b9-not-asked.txt", "--quiet", "--prompts-json", listed)
+    assert result.returncode == 1, result.stderr
+    rows = json.loads(listed.read_text(encoding="utf-8"))
+    asked = [(r["time"], r["text"], r["clause"]) for r in rows if r["kind"] == "ask-other-bingos"]
+    assert asked == [(94.0, "Ask: are there any other bingos?", "B(9)")]  # 1:34, "this game is completed"
 
 
 def test_check_writes_a_record_that_verifies_and_reports(tmp_path: Path) -> None:

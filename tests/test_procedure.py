@@ -30,6 +30,7 @@ from assistant.messages import (
 )
 from assistant.procedure import (
     DEFAULT_RULES,
+    Conduct,
     Procedure,
     ProcedureSettings,
     RuleError,
@@ -166,6 +167,16 @@ def test_closing_prompts_when_the_caller_is_silent(grammar: Grammar, rules: Rule
     assert of(GameClosed, outputs)[0].status == "completed"
 
 
+def test_completed_without_the_question_prompts_it_at_that_moment(grammar: Grammar, rules: RulePack) -> None:
+    """B(9): the caller skips "are there any other bingos?": the assistant asks for it as the game is closed."""
+    _, outputs = check_inputs(scenario("b9-not-asked", grammar), rules, grammar)
+    closed = of(GameClosed, outputs)[0].time
+    asked = [(p.time, p.text, p.clause) for p in of(Prompt, outputs) if p.kind == "ask-other-bingos"]
+    assert asked == [(closed, "Ask: are there any other bingos?", "B(9)")]
+    _, compliant = check_inputs(scenario("compliant-regular", grammar), rules, grammar)
+    assert [p for p in of(Prompt, compliant) if p.kind == "ask-other-bingos"] == []
+
+
 def test_limited_game_prompts_last_ball_when_it_is_due(grammar: Grammar, rules: RulePack) -> None:
     _, outputs = check_inputs(scenario("compliant-limited", grammar), rules, grammar)
     due = [(p.time, p.text) for p in of(Prompt, outputs) if p.kind == "announce-last-ball"]
@@ -275,9 +286,19 @@ def test_json_report_contract(grammar: Grammar, rules: RulePack) -> None:
             "time": 25.0,
             "heard": "B seven",
             "message": "B7 was said only once; each call is said twice",
-        }
+        },
+        {
+            "clause": "A(2)",
+            "code": "next-ball-before-repeat",
+            "severity": "warning",
+            "time": 25.0,
+            "heard": "B seven",
+            "message": "N33 was called while B7 was still owed its second saying: was only one ball out at a time?",
+        },
     ]
+    assert game["review"] == []
     assert report["occasion"]["prizes_total"] == 0
+    assert report["occasion"]["review"] == []
 
 
 def test_clause_table(grammar: Grammar, rules: RulePack) -> None:
@@ -412,3 +433,21 @@ def test_first_ball_during_an_outage_is_still_checked(grammar: Grammar, rules: R
         ("A(1)", "last-ball-status-not-announced"),
         ("D", "ball-count-not-announced"),
     ]
+
+
+def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePack) -> None:
+    """The machine's callbacks and conditions resolve on the one model, each defined by exactly one part."""
+    parts = [cls for cls in Conduct.__mro__ if cls.__module__.startswith("assistant.conduct.") and cls is not Conduct]
+    assert {cls.__module__.rsplit(".", 1)[1] for cls in parts} >= {
+        "announcing",
+        "calling",
+        "correction",
+        "outage",
+        "claim",
+        "closing",
+        "occasion",
+        "core",
+    }
+    names = {n for spec in rules.transitions for n in spec.conditions + spec.callbacks}
+    owners = {name: [cls.__name__ for cls in parts if name in vars(cls)] for name in names}
+    assert {name: found for name, found in owners.items() if len(found) != 1} == {}

@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
+from collections import Counter
 from html import escape
 from pathlib import Path
 
@@ -104,7 +105,10 @@ def test_text_lists_each_game_and_the_verdict(db: Path) -> None:
     assert text.startswith("Game 1 (regular): 20 calls, 1 claim, completed\n")
     assert "Game 3 (winner-take-all)" in text
     assert "Occasion: prizes $900.00 of the $2,500.00 cap" in text
-    assert text.rstrip().endswith(f"{len(record.all_findings())} findings: {len(record.all_findings())} violation.")
+    counts = Counter(f.severity.value for f in record.all_findings())
+    assert set(counts) == {"violation", "warning"}  # each A(3) said-once call has its A(2) warning beside it
+    total = len(record.all_findings())
+    assert text.rstrip().endswith(f"{total} findings: {counts['violation']} violation, {counts['warning']} warning.")
     assert render_text(OccasionRecord()).endswith("Compliant: no findings.\n")
 
 
@@ -117,8 +121,10 @@ def test_clause_table_has_every_clause_and_takes_the_winner_record_from_the_stor
     assert statuses["A(4)"] in {"pass", "not observable"}
     assert statuses["F"] == "not applicable"
     assert statuses["E(2)(a)-(e)"] == "finding"
-    cited = {f.clause for f in record.all_findings()}
-    assert all(statuses[c] == "finding" for c in cited)
+    violated = {f.clause for f in record.all_findings() if f.severity.value == "violation"}
+    warned = {f.clause for f in record.all_findings() if f.severity.value == "warning"} - violated
+    assert violated and all(statuses[c] == "finding" for c in violated)
+    assert warned == {"A(2)"} and statuses["A(2)"] == "warning"  # speech cannot show two balls held
 
     with Store.open(db) as store:
         store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199, Las Cruces", prize=700.0)

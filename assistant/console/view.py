@@ -23,6 +23,7 @@ from ..messages import (
     GamePlan,
     GameStart,
     GameType,
+    HeardForReview,
     Input,
     Output,
     Prompt,
@@ -138,6 +139,8 @@ def event_json(item: Input | Output) -> dict[str, object]:
             }
         case StepChanged():
             return {"kind": "step", "step": item.step, "time": round(item.time, 2)}
+        case HeardForReview():
+            return {"kind": "for-review", "game": item.game, **item.to_json()}
         case Utterance():
             return {
                 "kind": "heard",

@@ -1,0 +1,153 @@
+"""A(2), A(3), A(6), D: each ball called twice, one ball at a time, none returned, the count of a limited game."""
+
+from __future__ import annotations
+
+from ..messages import Ball, Role
+from .core import ConductCore, clock
+from .state import Correction, Pending
+
+TEEN_OR_TY = {13: 30, 14: 40, 15: 50, 16: 60, 17: 70}
+"""Numbers said alike: "thirteen" and "thirty", ... "seventeen" and "seventy"."""
+
+
+def misread(first: Ball, second: Ball) -> bool:
+    """Two readings of one ball: the number read with one digit different (16 and 19, 7 and 37, 61 and 67), its
+    digits swapped (23 and 32) or its teen for its ten (14 and 40). The letter follows the number read, so it may
+    differ too. Any other pair is two balls."""
+    a, b = f"{first.number:02d}", f"{second.number:02d}"
+    one_digit = sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    pair = {first.number, second.number}
+    return one_digit or a == b[::-1] or any(pair == {teen, ty} for teen, ty in TEEN_OR_TY.items())
+
+
+class Calling(ConductCore):
+    """A call by the caller: its second saying, the next ball, a ball called again; D the ball count."""
+
+    def take_call(self) -> None:
+        """A call by the caller: a second saying, a correction, a mis-call, or the next ball."""
+        ball = self._ball()
+        correction = self.correction
+        if correction is not None and correction.sentence:
+            self._correct(correction, ball)
+            return
+        if correction is not None and ball == correction.second and correction.first is not None:
+            # Said twice after all: the differing saying was the next ball, and the call before it was said once.
+            self.correction = None
+            self._cancel("miscall")
+            self._not_repeated(correction.first, ball)
+            self._new_ball(ball)
+            self._repeated()
+            return
+        if correction is not None:
+            self._settle_correction()
+        pending = self.pending
+        if pending is not None:
+            if ball == pending.ball:
+                self._repeated()
+                return
+            if not self._different_call(pending, ball):
+                return
+        if ball in self.unrepeated:
+            self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
+            return
+        if self.board.called and ball == self.board.last and self._last_record_age() <= self.settings.repeat_window:
+            return  # said a third time
+        if ball in self.board.called:
+            first = next(c.time for c in self._records() if c.ball == ball)
+            self.find("ball-recalled", ball=ball, first=clock(first))
+            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # its second saying
+            self._due("repeat", self.settings.repeat_window)
+            return
+        self._new_ball(ball)
+
+    def _different_call(self, pending: Pending, ball: Ball) -> bool:
+        """A call that is not the second saying of the one in hand; True when it is the next ball.
+
+        A(3) asks for each call twice: a different call means the one in hand was said once, whenever it comes.
+        Two exceptions keep the doubt open instead: either saying was heard unsure (a mis-hearing, not the
+        caller's), or the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
+        self._cancel("repeat")
+        self.pending = None
+        if not pending.prompted:
+            if pending.unsure or self.now.unsure:
+                # A mis-hearing, not a mis-call: keep the surer saying on the board.
+                kept = pending.ball
+                if pending.unsure and not self.now.unsure:
+                    self._withdraw(pending.ball)
+                    self._add_call(ball)
+                    kept = ball
+                self.find("repeat-mismatch", unsure=True, ball=pending.ball, kept=kept)
+                return False
+            if misread(pending.ball, ball):
+                # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.
+                self.correction = Correction(
+                    self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, first=pending
+                )
+                self._due("miscall", self.settings.answer_window)
+                self.prompt("announce-error")
+                return False
+        self._not_repeated(pending, ball)
+        return True
+
+    def _not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
+        """A(3): the call in hand was said once. A(2): the next ball came while it was still owed its second
+        saying; speech cannot show two balls held, so that is a warning beside A(3), never instead of it."""
+        heard, unsure, since = pending.heard, pending.unsure, pending.time
+        self.find("call-not-repeated", heard=heard, unsure=unsure, since=since, ball=pending.ball)
+        if next_ball is not None:
+            self.find(
+                "next-ball-before-repeat", heard=heard, unsure=unsure, since=since, ball=pending.ball, next=next_ball
+            )
+        self.unrepeated.append(pending.ball)
+
+    def _repeated(self) -> None:
+        """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
+        pending = self.pending
+        if pending is not None:
+            # Two hearings that agree on the ball explain each other: no owed words hide in them.
+            said = (pending.time, self.now.time)
+            self.unsure_hearings = [h for h in self.unsure_hearings if h.time not in said or h.role is not Role.CALLER]
+        self.pending = None
+        self._cancel("repeat")
+        limit = self._limit()
+        if limit is not None and len(self.board.called) == limit - 1 and not self.announced.last_ball:
+            self.prompt("announce-last-ball")
+
+    def _new_ball(self, ball: Ball) -> None:
+        """The next ball: B(5) held ball first after an invalid claim; D ball count; A(5) master board."""
+        if self.held_next:
+            self.held_next = False
+            held = self.board.held_ball
+            if held is not None and ball != held:
+                self.find("held-ball-not-called-next", ball=ball, held=held)
+            self.board.held_ball = None
+        limit = self._limit()
+        count = len(self.board.called) + 1
+        if limit is not None and count > limit:
+            self.find("ball-count-exceeded", count=count, limit=limit)
+        elif limit is not None and count == limit and not self.announced.last_ball:
+            records = self._records()
+            since = records[-1].time if records else None
+            self.find("last-ball-not-announced", since=since, count=count, limit=limit)
+        record = self._add_call(ball)
+        key = self.unmatched_key
+        if key is not None:
+            self.unmatched_key = None
+            self._compare_key(record, key.ball, self.now.heard, self.now.unsure)
+        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+        self._due("repeat", self.settings.repeat_window)
+
+    def _expired_repeat(self) -> None:
+        if self.pending is not None:
+            self.pending.prompted = True
+            self.prompt("repeat-call", ball=self.spoken(self.pending.ball))
+
+    def _settle_pending(self, closing: bool = False) -> None:
+        """A(3): the call in hand was never said twice."""
+        pending = self.pending
+        if pending is None:
+            return
+        self.pending = None
+        self._cancel("repeat")
+        if pending.prompted or closing:
+            self._not_repeated(pending)

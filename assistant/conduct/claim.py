@@ -1,0 +1,154 @@
+"""B(1)-B(8), C: a bingo stops the game; the floor reads the card and the winning numbers; the caller confirms."""
+
+from __future__ import annotations
+
+from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, GamePlan, GameType
+from .core import ConductCore
+from .state import Claim
+
+
+class Claiming(ConductCore):
+    """A claim from the bingo to its verdict: B(1) stop, B(3) held ball, B(5) invalid, B(7) card, B(8), C numbers."""
+
+    def open_claim(self) -> None:
+        """B(1): the game stops; B(2): the balls called so far are in play; B(3): the held ball is kept."""
+        assert self.game is not None
+        pending = self.pending
+        interrupted = pending.ball if pending is not None and not pending.prompted else None
+        self._settle_pending()
+        self.pending = None
+        self._settle_correction()
+        self._cancel("repeat", "ask-other", "announce-completed")
+        held = self.unmatched_key.ball if self.unmatched_key is not None else None
+        self.unmatched_key = None
+        self.board.held_ball = held
+        record = ClaimRecord(time=self.now.time, held_ball=held)
+        self.game.claims.append(record)
+        self.claim = Claim(record=record, in_play=list(self.board.called), interrupted=interrupted)
+        self.asked_other = False
+        self.emit(ClaimOpened(self.game.number, self.now.time, held))
+        if self.now.unsure:
+            self.find("bingo-unsure")
+            self.prompt("bingo-unsure")
+        else:
+            self.prompt("read-card")
+
+    def drop_unsure_claim(self) -> None:
+        """The bingo was not sure and the caller goes on calling: follow the game, not the claim."""
+        if self.claim is not None and self.game is not None and self.claim.record in self.game.claims:
+            self.game.claims.remove(self.claim.record)
+        self.claim = None
+        self.state_unsure = False
+
+    def note_card(self) -> None:
+        """B(7): the floor reads the card's manufacturer ID and serial number."""
+        meaning = self.now.meaning
+        if self.claim is None or meaning is None:
+            return
+        if meaning.manufacturer:
+            self.claim.record.manufacturer = meaning.manufacturer
+        if meaning.serial:
+            self.claim.record.serial = meaning.serial
+
+    def confirm_winning_number(self) -> None:
+        """B(8): each winning number the floor announces is confirmed on the master board."""
+        claim = self.claim
+        if claim is None:
+            return
+        ball = self._ball()
+        if ball not in claim.record.winning:
+            claim.record.winning.append(ball)
+        if ball not in claim.in_play and ball not in claim.record.not_called:
+            claim.record.not_called.append(ball)
+            self.not_called_heard.append(ball)
+
+    def caller_call_during_claim(self) -> None:
+        """B(1) no new ball, B(3) not the held ball, C the caller does not read the winning numbers."""
+        claim = self.claim
+        if claim is None:
+            return
+        ball = self._ball()
+        plan = self.board.plan or GamePlan()
+        if plan.type is GameType.COVER_ALL:
+            if ball not in claim.in_play and ball not in claim.uncalled_read:
+                claim.uncalled_read.append(ball)  # B(8): cover-all, the caller calls the numbers not called
+            return
+        if ball == claim.interrupted:
+            claim.interrupted = None  # the second saying the bingo cut off
+        elif ball == self.board.held_ball:
+            self.find("held-ball-called", ball=ball)
+        elif ball not in claim.in_play:
+            self.find("call-during-claim", ball=ball)
+        elif ball in claim.record.winning:
+            pass  # the caller confirms a number the floor announced (B(8))
+        elif not claim.caller_read:
+            claim.caller_read = True
+            self.find("caller-read-winning-numbers")
+
+    def check_verification(self) -> None:
+        """B(7) card read, B(8) winning numbers announced and all called (cover-all: uncalled numbers called)."""
+        claim = self.claim
+        if claim is None:
+            return
+        record = claim.record
+        since = record.time
+        if record.manufacturer is None and record.serial is None:
+            self.find("card-id-not-read", since=since)
+        elif record.manufacturer is None or record.serial is None:
+            have, missing = (
+                ("serial number", "manufacturer ID")
+                if record.manufacturer is None
+                else ("manufacturer ID", "serial number")
+            )
+            self.find("card-id-incomplete", since=since, have=have, missing=missing)
+        plan = self.board.plan or GamePlan()
+        if plan.type is GameType.COVER_ALL:
+            if not claim.uncalled_read:
+                self.find("uncalled-numbers-not-read", since=since)
+        elif not record.winning:
+            self.find("winning-numbers-not-read", since=since)
+        if record.not_called:
+            # a ball missing from the board may have been called in speech we could not hear clearly (owed)
+            balls = ", ".join(str(b) for b in record.not_called)
+            self.find("valid-with-uncalled-numbers", balls=balls)
+
+    def resolve_valid(self) -> None:
+        """B(4): the game is over; B(9) is due."""
+        self._resolve(True)
+        self.won = True
+        self.won_at = self.now.time
+        self.board.held_ball = None  # returned to the machine
+        self._due("ask-other", self.settings.answer_window)
+
+    def resolve_invalid(self) -> None:
+        """B(5): the held ball is the next call."""
+        held = self.board.held_ball
+        self._resolve(False)
+        if not self.won:
+            self.held_next = True
+            self.prompt("call-held-ball", held=f": {self.spoken(held)}" if held else "")
+
+    def _resolve(self, valid: bool) -> None:
+        claim = self.claim
+        assert self.game is not None and claim is not None
+        claim.record.valid = valid
+        record = claim.record
+        self.emit(
+            ClaimResolved(
+                self.game.number,
+                self.now.time,
+                valid,
+                record.manufacturer,
+                record.serial,
+                tuple(record.winning),
+                tuple(record.not_called),
+            )
+        )
+        self.claim = None
+
+    def flush_utterance(self) -> None:
+        """B(8): one prompt naming the winning numbers just heard that were not called."""
+        if self.not_called_heard:
+            balls = ", ".join(self.spoken(b) for b in self.not_called_heard)
+            self.not_called_heard = []
+            self.prompt("not-called", balls=balls)

@@ -1,0 +1,333 @@
+"""The shared core of the rule's checks: the game's state, the windows that fall due, findings and prompts.
+
+Each part of the rule (announcing, calling, outage, claim, closing, occasion) is a class of its own module that
+builds on this core; `Conduct` (assistant/conduct/__init__.py) composes them into the one model the rule pack's
+machine drives. What one part asks of another is declared here, once, as a method the other part fills in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from transitions import Machine
+
+from ..board import Board
+from ..grammar import Grammar
+from ..messages import (
+    Ball,
+    BoardKey,
+    CallMade,
+    CallRecord,
+    CallWithdrawn,
+    Finding,
+    GameRecord,
+    HeardForReview,
+    Meaning,
+    OccasionRecord,
+    OutageRecord,
+    Output,
+    Prompt,
+    Role,
+    Severity,
+)
+from ..rules import RuleError, RulePack
+from .state import Announced, Claim, Correction, Due, Hearing, Now, Pending
+
+INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
+"""Triggers that come from inputs other than speech."""
+
+
+@dataclass(frozen=True)
+class ProcedureSettings:
+    repeat_window: float = 10.0
+    """Seconds for the second saying of a call (A(3)) and for the correct call after the A(5) sentence."""
+    answer_window: float = 15.0
+    """Seconds for a due announcement, "are there any other bingos?", "this game is completed", a mis-call fix."""
+    prize_cap: float = 2500.0
+    """Aggregate prizes offered or given in one occasion (E(2)(f))."""
+    min_confidence: float = 0.5
+    """An utterance heard with less confidence counts as unsure, like one the recognizer flagged uncertain:
+    a repeat that differs is then a mis-hearing (uncertain), not a mis-call (A(5))."""
+
+
+class _Fields(dict[str, object]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def dollars(amount: float) -> str:
+    return f"{amount:,.0f}" if amount == int(amount) else f"{amount:,.2f}"
+
+
+def clock(t: float) -> str:
+    minutes, seconds = divmod(t, 60)
+    return f"{int(minutes):02d}:{seconds:04.1f}"
+
+
+class ConductCore:
+    """The board, the game record, the windows due, findings and prompts: what every part of the rule shares."""
+
+    state: str
+
+    def __init__(
+        self, rules: RulePack, grammar: Grammar, settings: ProcedureSettings, emit: Callable[[Output], None]
+    ) -> None:
+        self.rules = rules
+        self.grammar = grammar
+        self.settings = settings
+        self.emit = emit
+        self.occasion = OccasionRecord()
+        self.board = Board()
+        self.game: GameRecord | None = None
+        self.now = Now()
+        self.state_unsure = False
+        self.outage: OutageRecord | None = None
+        self.outage_flagged = False
+        self.unsure_hearings: list[Hearing] = []
+        self._reset_game()
+        known = set(dir(self))
+        for spec in rules.transitions:
+            unknown = [n for n in spec.conditions + spec.callbacks if n not in known]
+            if unknown:
+                raise RuleError(
+                    f"{rules.source or 'rule pack'}: transition {spec.trigger!r} names unknown checks {unknown}"
+                )
+        for state, step in rules.steps.items():
+            if step not in grammar.steps:
+                raise RuleError(f"{rules.source or 'rule pack'}: state {state!r} maps to unknown grammar step {step!r}")
+        config = dict(rules.machine)
+        self.machine = Machine(
+            model=self,
+            states=config["states"],
+            transitions=config["transitions"],
+            initial=config["initial"],
+            auto_transitions=False,
+            ignore_invalid_triggers=True,
+        )
+
+    def _reset_game(self) -> None:
+        self.pending: Pending | None = None
+        self.unrepeated: list[Ball] = []
+        self.correction: Correction | None = None
+        self.announced = Announced()
+        self.claim: Claim | None = None
+        self.asked_other = False
+        self.won = False
+        self.held_next = False
+        self.unmatched_key: BoardKey | None = None
+        self.prize_counted = False
+        self.dues: dict[str, Due] = {}
+        self.not_called_heard: list[Ball] = []
+        self.won_at = 0.0
+
+    # ----- driving the machine -------------------------------------------------------------------
+
+    def fire(self, trigger: str) -> bool:
+        """Drive the machine; False when no transition of the current state took the trigger."""
+        event = self.machine.events.get(trigger)
+        if event is None:
+            return False
+        before = self.state
+        taken = bool(event.trigger(self))
+        if self.state != before:
+            self.state_unsure = trigger not in ("call", *INPUT_TRIGGERS) and self.now.unsure
+        return taken
+
+    def expire(self, time: float, inclusive: bool = False) -> None:
+        """Let the windows that closed before `time` speak: a prompt or a finding, never a hang."""
+        while self.dues:
+            due = min(self.dues.values(), key=lambda d: d.deadline)
+            if due.deadline > time or (due.deadline == time and not inclusive):
+                return
+            del self.dues[due.kind]
+            saved = self.now
+            self.now = Now(time=due.deadline)
+            getattr(self, "_expired_" + due.kind.replace("-", "_"))()
+            self.now = saved
+
+    def _due(self, kind: str, window: float) -> None:
+        self.dues[kind] = Due(kind, self.now.time + window)
+
+    def _cancel(self, *kinds: str) -> None:
+        for kind in kinds:
+            self.dues.pop(kind, None)
+
+    # ----- speaking: findings and prompts --------------------------------------------------------
+
+    def find(
+        self,
+        code: str,
+        *,
+        heard: str | None = None,
+        unsure: bool = False,
+        at: float | None = None,
+        since: float | None = None,
+        **fields: object,
+    ) -> None:
+        """A finding; one made from an absence (`owed` in the rule pack) is uncertain when a hearing of
+        the role that owed the words was unsure between `since` (default: the game's start) and now."""
+        spec = self.rules.findings[code]
+        unsure = unsure or self.now.unsure or self.state_unsure or spec.severity is Severity.UNCERTAIN
+        message = spec.message
+        if spec.owed and not unsure:
+            start = since if since is not None else (self.game.start if self.game else 0.0)
+            hidden = self.heard_unsure(spec.owed, start)
+            if hidden is not None:
+                unsure = True
+                words = hidden.text.replace("{", "{{").replace("}", "}}")
+                message += f"; perhaps said in the unsure hearing at {clock(hidden.time)} ('{words}')"
+        heard = self.now.heard if heard is None else heard
+        finding = Finding(
+            clause=spec.clause,
+            code=code,
+            severity=Severity.UNCERTAIN if unsure else spec.severity,
+            time=self.now.time if at is None else at,
+            heard=heard,
+            message=message.format_map(_Fields(heard=heard, **fields)),
+            game=self.game.number if self.game else None,
+        )
+        if self.game is None or spec.clause.startswith("E(2)"):
+            self.occasion.findings.append(finding)
+        else:
+            self.game.findings.append(finding)
+        self.emit(finding)
+
+    def heard_unsure(self, roles: tuple[str, ...], since: float) -> Hearing | None:
+        """The latest hearing of one of these roles, at or after `since`, that was unsure. Whatever it was read
+        as, an unsure hearing may have been anything the role had to say."""
+        for hearing in reversed(self.unsure_hearings):
+            if hearing.time < since:
+                return None
+            if hearing.role.value in roles:
+                return hearing
+        return None
+
+    def prompt(self, kind: str, **fields: object) -> None:
+        spec = self.rules.prompts[kind]
+        text = spec.text.format_map(_Fields(fields))
+        self.emit(Prompt(time=self.now.time, text=text, kind=kind, priority=spec.priority, clause=spec.clause))
+
+    def keep_for_review(self, untaken: Sequence[Meaning]) -> None:
+        """Caller speech the grammar could not place, and calls naming no ball that no step took, go on the record
+        for a person to judge: they never vanish, and they are no finding on their own."""
+        utterance = self.now.utterance
+        if utterance is None:
+            return
+        reasons = []
+        if utterance.role is Role.CALLER:
+            if utterance.unknown:
+                reasons.append(f"words the grammar cannot place: {' '.join(utterance.unknown)}")
+            elif not utterance.meanings:
+                reasons.append("not understood")
+        for meaning in untaken:
+            if meaning.number is not None:
+                column = Ball(meaning.number).letter
+                reasons.append(f"'{meaning.words}' names no ball ({meaning.number} is under {column})")
+        if not reasons:
+            return
+        item = HeardForReview(
+            game=self.game.number if self.game else None,
+            time=self.now.time,
+            role=utterance.role,
+            heard=utterance.text,
+            reason="; ".join(reasons),
+            unsure=self.now.unsure,
+        )
+        (self.game.review if self.game else self.occasion.review).append(item)
+        self.emit(item)
+
+    def spoken(self, ball: Ball) -> str:
+        return self.grammar.spoken(ball)
+
+    def _ball(self) -> Ball:
+        meaning = self.now.meaning
+        if meaning is None or meaning.ball is None:
+            raise RuleError("a call check ran without a called ball")
+        return meaning.ball
+
+    # ----- conditions ----------------------------------------------------------------------------
+
+    def said_by_caller(self) -> bool:
+        return self.now.utterance is not None and self.now.utterance.role is Role.CALLER
+
+    def said_by_floor(self) -> bool:
+        return self.now.utterance is not None and self.now.utterance.role is Role.FLOOR
+
+    def has_calls(self) -> bool:
+        return bool(self.board.called)
+
+    def game_won(self) -> bool:
+        return self.won
+
+    def claim_unsure(self) -> bool:
+        return self.state_unsure
+
+    # ----- the board's calls ---------------------------------------------------------------------
+
+    def _add_call(self, ball: Ball) -> CallRecord:
+        assert self.game is not None
+        record = CallRecord(ball, self.now.time)
+        self.game.calls.append(record)
+        self.board.called.append(ball)
+        self.emit(CallMade(self.game.number, ball, self.now.time, self.now.heard))
+        return record
+
+    def _withdraw(self, ball: Ball) -> None:
+        assert self.game is not None
+        for record in reversed(self.game.calls):
+            if record.ball == ball and not record.withdrawn:
+                record.withdrawn = True
+                break
+        if ball in self.board.called:
+            self.board.called.remove(ball)
+        self.emit(CallWithdrawn(self.game.number, ball, self.now.time))
+
+    def _records(self) -> list[CallRecord]:
+        return [c for c in self.game.calls if not c.withdrawn] if self.game else []
+
+    def _last_record_age(self) -> float:
+        records = self._records()
+        return self.now.time - records[-1].time if records else float("inf")
+
+    # ----- what one part asks of another (each filled in by the part named) ----------------------
+
+    def _limit(self) -> int | None:
+        """D: the number of balls of a limited game, as announced or planned (announcing)."""
+        raise NotImplementedError
+
+    def _count_prize(self) -> None:
+        """E(2)(f): the game's prize counts toward the occasion's cap (occasion)."""
+        raise NotImplementedError
+
+    def _new_ball(self, ball: Ball) -> None:
+        """The next ball enters play (calling)."""
+        raise NotImplementedError
+
+    def _repeated(self) -> None:
+        """A(3): the call in hand was said the second time (calling)."""
+        raise NotImplementedError
+
+    def _settle_pending(self, closing: bool = False) -> None:
+        """A(3): the call in hand will not be said again (calling)."""
+        raise NotImplementedError
+
+    def _not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
+        """A(3): the call in hand was said once; A(2) a warning when the next ball came (calling)."""
+        raise NotImplementedError
+
+    def _settle_correction(self) -> None:
+        """A(5): a mis-call left open is a finding (correction)."""
+        raise NotImplementedError
+
+    def _correct(self, correction: Correction, ball: Ball) -> None:
+        """A(5)(c): the correct call after the error sentence (correction)."""
+        raise NotImplementedError
+
+    def _compare_key(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
+        """A(4), A(5): a call against the ball keyed on the master board (correction)."""
+        raise NotImplementedError
+
+    def _finish(self, status: str) -> None:
+        """Close the game with this status (occasion)."""
+        raise NotImplementedError

@@ -1,0 +1,152 @@
+"""A(5): a number called incorrectly: the game stops, the error sentence, the correct call; A(4) the master board."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..messages import Ball, CallRecord, Meaning
+from .core import ConductCore
+from .state import Correction, Pending
+
+
+class Correcting(ConductCore):
+    """A(5) the error sentence (or words like it) and the correct call; A(4), A(5) the ball keyed on the board."""
+
+    def take_bad_call(self) -> None:
+        """A(5): a call that names no ball ("B thirty two") was called incorrectly: the error sentence and the
+        correct call are due at once. Said again, it is the same mis-call; the call in hand keeps its due."""
+        meaning = self.now.meaning
+        if meaning is None or meaning.letter is None or meaning.number is None:
+            return
+        named = (meaning.letter, meaning.number)
+        correction = self.correction
+        if correction is not None and correction.noball == named and not correction.sentence:
+            return
+        self._settle_correction()
+        self.correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=None, noball=named)
+        self._due("miscall", self.settings.answer_window)
+        if not self.now.unsure:
+            self.prompt("announce-error")
+
+    def start_correction(self) -> None:
+        """A(5): the error sentence (or words like it); the next call is the correct number."""
+        exact = self.now.meaning is not None and self.now.meaning.intent == "error-correction"
+        correction = self.correction
+        if correction is None:
+            # the call in hand, or else the last on the board, is the one being corrected
+            wrong = self.pending.ball if self.pending is not None else self.board.last
+            correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=wrong)
+            self.correction = correction
+            self.pending = None
+        if not correction.sentence or not exact:
+            correction.heard = self.now.heard
+            correction.time = self.now.time
+            correction.unsure = self.now.unsure
+        correction.sentence = True
+        correction.exact = correction.exact or exact
+        self._cancel("repeat", "miscall")
+        self._due("correction-call", self.settings.repeat_window)
+        said = self.now.meaning
+        if said is not None and said.ball is not None:
+            # The correct call in the same breath: the machine takes it as it takes any call (A(1), D and E(1)
+            # before the first ball, F during an outage), and the open correction makes it the correct number.
+            self.now = replace(self.now, meaning=Meaning("call", ball=said.ball, words=said.words))
+            self.fire("call")
+            self.now = replace(self.now, meaning=said)
+
+    def _correct(self, correction: Correction, ball: Ball) -> None:
+        """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board. After a call that
+        named no ball, the call in hand (if any) is still owed its second saying: the correct call may be it."""
+        self.correction = None
+        self._cancel("correction-call")
+        if not correction.exact:
+            self.find("error-phrase-paraphrased", heard=correction.heard, unsure=correction.unsure, at=correction.time)
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            self._cancel("repeat")
+            if ball != pending.ball:
+                self._not_repeated(pending, ball)
+        if (correction.wrong is not None and ball == correction.wrong) or (
+            pending is not None and ball == pending.ball
+        ):
+            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # said twice from here
+            self._due("repeat", self.settings.repeat_window)
+            return
+        if correction.wrong is not None and correction.wrong in self.board.called:
+            self._withdraw(correction.wrong)
+        if ball in self.board.called:
+            if correction.wrong is None and ball == self.board.last:
+                return  # the ball just called, read again after a call that named no ball
+            self.find("ball-recalled", ball=ball, first="earlier")
+            return
+        self._new_ball(ball)
+
+    def _expired_miscall(self) -> None:
+        self._settle_correction()
+
+    def _expired_correction_call(self) -> None:
+        correction = self.correction
+        if correction is not None:
+            self.correction = None
+            self.find(
+                "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
+            )
+
+    def _settle_correction(self) -> None:
+        """A(5): a mis-call noticed but never corrected, or the error sentence with no correct call after it."""
+        correction = self.correction
+        if correction is None:
+            return
+        self.correction = None
+        self._cancel("miscall", "correction-call")
+        if correction.sentence:
+            self.find(
+                "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
+            )
+        elif correction.noball is not None:
+            _, number = correction.noball
+            self.find(
+                "bad-call-not-corrected",
+                heard=correction.heard,
+                unsure=correction.unsure,
+                since=correction.time,
+                number=number,
+                column=Ball(number).letter,
+            )
+        else:
+            self.find(
+                "miscall-not-corrected",
+                heard=correction.heard,
+                unsure=correction.unsure,
+                since=correction.time,
+                ball=correction.wrong,
+            )
+
+    # ----- A(4), A(5): the master board console --------------------------------------------------
+
+    def key_ball(self) -> None:
+        """A ball keyed on the master board: the held ball during a claim, else the call it shows."""
+        key = self.now.key
+        if key is None:
+            return
+        if self.state == "claim":
+            if self.board.held_ball is None and key.ball not in self.board.called:
+                self.board.held_ball = key.ball
+                if self.claim is not None:
+                    self.claim.record.held_ball = key.ball
+            return
+        records = self._records()
+        pending = self.pending
+        if pending is not None and records and records[-1].ball == pending.ball and not records[-1].keyed:
+            self._compare_key(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
+        else:
+            self.unmatched_key = key  # keyed before it is called
+
+    def _compare_key(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
+        """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball."""
+        if record.ball == keyed:
+            record.keyed = True
+            return
+        self.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed)
+        self.prompt("board-differs", keyed=self.spoken(keyed))

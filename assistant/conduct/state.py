@@ -1,0 +1,96 @@
+"""What the checks hold while a game is followed: the input in hand, a call said once, a mis-call, a claim."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..messages import Ball, BoardKey, ClaimRecord, GamePlan, Meaning, Role, Utterance
+
+
+@dataclass
+class Now:
+    """The input being handled: what the checks read."""
+
+    time: float = 0.0
+    utterance: Utterance | None = None
+    meaning: Meaning | None = None
+    plan: GamePlan | None = None
+    key: BoardKey | None = None
+    ending: bool = False
+    """The recording or live session ends: a call still inside its repeat window is not held against it."""
+    unsure: bool = False
+    """The utterance was heard unsure (flagged by the recognizer or below the confidence floor)."""
+
+    @property
+    def heard(self) -> str:
+        if self.utterance is None:
+            return ""
+        if len(self.utterance.meanings) > 1 and self.meaning is not None:
+            return self.meaning.words
+        return self.utterance.text
+
+
+@dataclass(frozen=True)
+class Hearing:
+    """Something heard unsure: owed words may hide in it."""
+
+    time: float
+    role: Role
+    text: str
+
+
+@dataclass
+class Pending:
+    """A call said once, waiting for its second saying (A(3))."""
+
+    ball: Ball
+    time: float
+    heard: str
+    unsure: bool
+    prompted: bool = False
+
+
+@dataclass
+class Correction:
+    """A(5): a mis-call noticed (a repeat that differs) or announced (the error sentence)."""
+
+    time: float
+    heard: str
+    unsure: bool
+    wrong: Ball | None
+    sentence: bool = False
+    """The error sentence (or a paraphrase of it) was said: the next call is the correct number."""
+    exact: bool = False
+    """The exact words of A(5)(b) were said."""
+    second: Ball | None = None
+    """The differing second saying that raised the doubt."""
+    first: Pending | None = None
+    """The call in hand whose second saying differed."""
+    noball: tuple[str, int] | None = None
+    """The letter and number of a call that names no ball ("B thirty two"): the mis-call itself."""
+
+
+@dataclass
+class Announced:
+    last_ball_status: bool | None = None
+    ball_count: int | None = None
+    cards_sold: int | None = None
+    prize: float | None = None
+    last_ball: bool = False
+
+
+@dataclass
+class Claim:
+    record: ClaimRecord
+    in_play: list[Ball]
+    """B(2): only the balls called before the bingo are in play."""
+    caller_read: bool = False
+    uncalled_read: list[Ball] = field(default_factory=list)
+    interrupted: Ball | None = None
+    """The call the bingo cut off before its second saying: saying it now is no reading (C)."""
+
+
+@dataclass
+class Due:
+    kind: str
+    deadline: float
