@@ -79,12 +79,15 @@ def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
     net.epsilon[end].append(start)
     calls = [call_forms(grammar, Ball(n)) for n in range(1, 76)]
     numbers = [grammar.number_words(n).split() for n in NUMBER_SAMPLES]
+    contractions = {tuple(v.split()): k for k, v in grammar.spellings.items() if len(v.split()) == 2}
     for name in intents:
         for seq in grammar.intents[name].sequences:
             node = start
+            chain = [start]
             skip_dollars: set[int] = set()
             for k, part in enumerate(seq):
                 nxt = net.node()
+                chain.append(nxt)
                 if part == "{call}":
                     for forms in calls:
                         for form in forms:
@@ -125,6 +128,10 @@ def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
                         skip_dollars = set()
                 node = nxt
             net.epsilon[node].append(end)
+            for k in range(len(seq) - 1):  # "that's" for "that is"
+                short = contractions.get((seq[k], seq[k + 1]))
+                if short is not None:
+                    net.path(chain[k], [short], chain[k + 2])
     return net
 
 

@@ -170,7 +170,7 @@ class WhisperRecognizer:
         ]
         self._previous = self._special("<|startofprev|>")
         self._suppress = set(config.get("suppress_ids", []))
-        self._table = TokenTable(self._tokenizer, self._end, grammar.vocabulary())
+        self._table = TokenTable(self._tokenizer, self._end, grammar.vocabulary() | set(grammar.spellings))
         self._search = ConstrainedSearch(self._decoder, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
         self._prompts: dict[tuple[str, ...], list[int]] = {}
