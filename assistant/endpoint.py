@@ -169,6 +169,10 @@ class Endpointer:
             return None
         return float(np.percentile(self._levels, 90)) - self._noise_level
 
+    def quiet_seconds(self) -> float:
+        """How long the utterance in progress has been quiet (0 outside speech): its end may be near."""
+        return self._quiet_frames * FRAME / RATE if self._in_speech else 0.0
+
     def voiced_seconds(self) -> float:
         """Voiced time of the utterance in progress (or the one just closed)."""
         return self._voiced_frames * FRAME / RATE

@@ -145,6 +145,7 @@ class Walker:
     def __init__(self, net: WordNet) -> None:
         self.net = net
         self._feed: dict[tuple[State, str], State] = {}
+        self._chars: dict[tuple[State, str], State] = {}
         self._ends: dict[State, bool] = {}
         self.initial = self._closure({(0, "")})
 
@@ -174,6 +175,13 @@ class Walker:
         return False
 
     def _char(self, state: State, ch: str) -> State:
+        key = (state, ch)
+        found = self._chars.get(key)
+        if found is None:
+            found = self._chars[key] = self._step(state, ch)
+        return found
+
+    def _step(self, state: State, ch: str) -> State:
         out: set[tuple[int, str]] = set()
         for node, part in state:
             if ch in SEPARATORS:
