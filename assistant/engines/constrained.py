@@ -81,7 +81,7 @@ def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
     numbers = [grammar.number_words(n).split() for n in NUMBER_SAMPLES]
     contractions = {tuple(v.split()): k for k, v in grammar.spellings.items() if len(v.split()) == 2}
     for name in intents:
-        for seq in grammar.intents[name].sequences:
+        for seq in grammar.known[name].sequences:
             node = start
             chain = [start]
             skip_dollars: set[int] = set()

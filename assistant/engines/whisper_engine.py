@@ -196,7 +196,7 @@ class WhisperRecognizer:
     def _walker(self, intents: tuple[str, ...]) -> Walker:
         walker = self._walkers.get(intents)
         if walker is None:
-            unknown = [i for i in intents if i not in self.grammar.intents]
+            unknown = [i for i in intents if i not in self.grammar.known]
             if unknown:
                 raise EngineError(f"unknown intents for the recognizer: {unknown}")
             walker = Walker(build_net(self.grammar, intents))
