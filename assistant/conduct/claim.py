@@ -60,7 +60,10 @@ class Claiming(ConductCore):
             claim.record.winning.append(ball)
         if ball not in claim.in_play and ball not in claim.record.not_called:
             claim.record.not_called.append(ball)
-            self.not_called_heard.append(ball)
+            if self.now.unsure:
+                claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
+            else:
+                self.not_called_heard.append(ball)
 
     def caller_call_during_claim(self) -> None:
         """B(1) no new ball, B(3) not the held ball, C the caller does not read the winning numbers."""
@@ -110,7 +113,7 @@ class Claiming(ConductCore):
         if record.not_called:
             # a ball missing from the board may have been called in speech we could not hear clearly (owed)
             balls = ", ".join(str(b) for b in record.not_called)
-            self.find("valid-with-uncalled-numbers", balls=balls)
+            self.find("valid-with-uncalled-numbers", balls=balls, unsure=claim.not_called_unsure)
 
     def resolve_valid(self) -> None:
         """B(4): the game is over; B(9) is due."""
