@@ -146,6 +146,8 @@ class Walker:
         self.net = net
         self._feed: dict[tuple[State, str], State] = {}
         self._chars: dict[tuple[State, str], State] = {}
+        self.allowed: dict[tuple[State, bool], _Allowed] = {}
+        """What may follow each state, as `ConstrainedSearch.allowed` found it (one search per walker)."""
         self._ends: dict[State, bool] = {}
         self.initial = self._closure({(0, "")})
 
@@ -295,7 +297,6 @@ class ConstrainedSearch:
         self.decoder = decoder
         self.table = table
         self.projection: Array = np.ascontiguousarray(decoder.output_embedding(table.normalizer))
-        self._allowed: dict[tuple[int, State, bool], _Allowed] = {}
         self._bare = {t for t, text in table.text.items() if all(ch in SEPARATORS for ch in text)}
 
     def allowed(self, walker: Walker, state: State, separated: bool) -> _Allowed:
@@ -303,8 +304,8 @@ class ConstrainedSearch:
 
         A token of punctuation alone may not open the sentence nor follow another: the beam would fill up with
         runs of dashes and dots that the grammar cannot object to, one character at a time."""
-        key = (id(walker), state, separated)
-        found = self._allowed.get(key)
+        key = (state, separated)
+        found = walker.allowed.get(key)
         if found is None:
             tokens: list[int] = []
             states: list[State] = []
@@ -324,7 +325,7 @@ class ConstrainedSearch:
             ids = np.array(tokens, dtype=np.int64)
             columns = np.array([self.table.column[t] for t in tokens], dtype=np.int64)
             found = (columns, ids, states)
-            self._allowed[key] = found
+            walker.allowed[key] = found
         return found
 
     def _log_probs(self, hidden: Array) -> Array:

@@ -14,7 +14,7 @@ a doubt about the hearing (uncertain), not a mis-call.
 from __future__ import annotations
 
 import difflib
-import json
+import functools
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -118,6 +118,63 @@ def _slots(m: Meaning) -> tuple[str, Ball | None, int | None, str | None, str | 
     return (m.intent, m.ball, m.number, m.manufacturer, m.serial, m.letter)
 
 
+@dataclass(frozen=True, eq=False)
+class _Loaded:
+    """One model in memory, shared by every recognizer of the process (a caller's and a floor's channel)."""
+
+    encoder: Any
+    decoder: WhisperDecoder
+    tokenizer: Any
+    filters: npt.NDArray[np.float32]
+    end: int
+    previous: int
+    start: list[int]
+
+
+@functools.cache
+def _load(model: Path, threads: int) -> _Loaded:
+    try:
+        import ctranslate2
+        import tokenizers
+        from threadpoolctl import threadpool_limits
+    except ImportError as exc:  # pragma: no cover - declared dependencies
+        raise EngineError(f"the whisper engine needs ctranslate2, tokenizers and threadpoolctl: {exc}") from exc
+    # The decoder's products are small: one BLAS thread each is fastest, and two contend on two cores.
+    threadpool_limits(limits=1, user_api="blas")
+    try:
+        tokenizer: Any = tokenizers.Tokenizer.from_file(str(model / "tokenizer.json"))
+        encoder: Any = ctranslate2.models.Whisper(str(model), device="cpu", compute_type="int8", intra_threads=threads)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise EngineError(f"cannot load the whisper model in {model}: {exc}") from exc
+
+    def special(token: str) -> int:
+        found = tokenizer.token_to_id(token)
+        if found is None:
+            raise EngineError(f"the whisper tokenizer has no {token} token")
+        return int(found)
+
+    start = [special(t) for t in ("<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|notimestamps|>")]
+    return _Loaded(
+        encoder=encoder,
+        decoder=WhisperDecoder(model / "model.bin"),
+        tokenizer=tokenizer,
+        filters=mel_filters(int(encoder.n_mels)),
+        end=special("<|endoftext|>"),
+        previous=special("<|startofprev|>"),
+        start=start,
+    )
+
+
+@functools.cache
+def _table(loaded: _Loaded, words: frozenset[str]) -> TokenTable:
+    return TokenTable(loaded.tokenizer, loaded.end, words)
+
+
+@functools.cache
+def _search(loaded: _Loaded, table: TokenTable) -> ConstrainedSearch:
+    return ConstrainedSearch(loaded.decoder, table)
+
+
 @dataclass(frozen=True)
 class Reading:
     """One hearing: its meanings' words, the posterior of each call it may be, and how sure it is."""
@@ -141,40 +198,17 @@ class WhisperRecognizer:
         settings: WhisperSettings | None = None,
         endpoint: EndpointSettings | None = None,
     ) -> None:
-        try:
-            import ctranslate2
-            import tokenizers
-            from threadpoolctl import threadpool_limits
-        except ImportError as exc:  # pragma: no cover - declared dependencies
-            raise EngineError(f"the whisper engine needs ctranslate2, tokenizers and threadpoolctl: {exc}") from exc
         started = time.process_time()
         self.grammar = grammar
         self.settings = settings or WhisperSettings()
         self.endpoint_settings = endpoint or EndpointSettings()
-        # The decoder's products are small: one BLAS thread each is fastest, and two contend on two cores.
-        threadpool_limits(limits=1, user_api="blas")
-        try:
-            config = json.loads((model / "config.json").read_text(encoding="utf-8"))
-            self._tokenizer: Any = tokenizers.Tokenizer.from_file(str(model / "tokenizer.json"))
-            self._encoder: Any = ctranslate2.models.Whisper(
-                str(model), device="cpu", compute_type="int8", intra_threads=self.settings.threads
-            )
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise EngineError(f"cannot load the whisper model in {model}: {exc}") from exc
-        self._decoder = WhisperDecoder(model / "model.bin")
-        self._filters = mel_filters(int(self._encoder.n_mels))
-        special = {name: self._special(name) for name in ("<|endoftext|>", "<|startoftranscript|>", "<|en|>")}
-        self._end = special["<|endoftext|>"]
-        self._start = [
-            special["<|startoftranscript|>"],
-            special["<|en|>"],
-            self._special("<|transcribe|>"),
-            self._special("<|notimestamps|>"),
-        ]
-        self._previous = self._special("<|startofprev|>")
-        self._suppress = set(config.get("suppress_ids", []))
-        self._table = TokenTable(self._tokenizer, self._end, grammar.vocabulary() | set(grammar.spellings))
-        self._search = ConstrainedSearch(self._decoder, self._table)
+        loaded = _load(model.resolve(), self.settings.threads)
+        self._tokenizer = loaded.tokenizer
+        self._encoder = loaded.encoder
+        self._filters = loaded.filters
+        self._end, self._previous, self._start = loaded.end, loaded.previous, loaded.start
+        self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
+        self._search = _search(loaded, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
         self._prompts: dict[tuple[str, ...], list[int]] = {}
         self._noise: npt.NDArray[np.float32] = (
@@ -184,12 +218,6 @@ class WhisperRecognizer:
         self._walker(self._active)
         self._last_call: tuple[float, dict[int, float]] | None = None
         self.load_seconds = time.process_time() - started
-
-    def _special(self, token: str) -> int:
-        found = self._tokenizer.token_to_id(token)
-        if found is None:
-            raise EngineError(f"the whisper tokenizer has no {token} token")
-        return int(found)
 
     # ----- the step's grammar ----------------------------------------------------------------------
 
