@@ -61,7 +61,7 @@ def _intent(name: str, spec: dict[str, Any]) -> Intent:
         clause=spec.get("clause"),
         roles=tuple(spec.get("roles", [])),
         templates=templates,
-        sequences=tuple(seq for t in templates for seq in _expand(t)),
+        sequences=tuple(seq for t in templates for seq in expand(t)),
     )
 
 
@@ -81,7 +81,7 @@ def _meaning(intent: str, slots: dict[str, Any], words: str) -> Meaning:
     )
 
 
-def _expand(template: str) -> list[tuple[str, ...]]:
+def expand(template: str) -> list[tuple[str, ...]]:
     """Expand '(a|b)' choices and '[x]' options into plain word sequences."""
     tokens = re.findall(r"\(([^)]*)\)|\[([^\]]*)\]|(\S+)", template)
     choices: list[list[tuple[str, ...]]] = []

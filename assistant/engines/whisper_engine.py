@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ..audio import RATE, AudioChunk
 from ..endpoint import Endpointer, EndpointSettings
-from ..grammar import Grammar, Parse
+from ..grammar import Grammar, Parse, expand
 from ..messages import Ball, Meaning
 from .base import EngineError, Heard
 from .constrained import ConstrainedSearch, SearchResult, TokenTable, Walker, build_net
@@ -52,6 +52,8 @@ class WhisperSettings:
     as well as Whisper's own 30 s, at a third of the cost."""
     beam: int = 5
     """Hypotheses kept by the constrained search."""
+    prompt_phrase_tokens: int = 40
+    """Tokens of the prompt given to the step's phrases (the calls come on top)."""
     threads: int = 1
     """CPU threads of the encoder."""
     noise_floor: float = 60.0
@@ -233,13 +235,30 @@ class WhisperRecognizer:
         return walker
 
     def _prompt(self, intents: tuple[str, ...]) -> list[int]:
-        """Whisper's previous-text prompt: the way the hall writes what this step may hear."""
+        """Whisper's previous-text prompt: the way the hall says what this step may hear. The rule's phrases of
+        the step (those with no number in them: a number in the prompt draws doubtful hearings to itself), then
+        calls in words. Phrases come first and are cut at `prompt_phrase_tokens`; the calls, the most frequent
+        thing heard, come last, nearest to what is decoded."""
+        phrases: list[str] = []
+        budget = self.settings.prompt_phrase_tokens
+        for name in intents:
+            intent = self.grammar.known[name]
+            if name == "call" or name.endswith("-paraphrase") or intent.clause is None or not intent.templates:
+                continue  # not the words other than the rule's: they are findings, not to be primed
+            plain = [seq for seq in expand(intent.templates[0]) if not any(p.startswith("{") for p in seq)]
+            if not plain:
+                continue
+            sequence = max(plain, key=len)  # "the last ball called is required"
+            sentence = " " + " ".join(sequence).capitalize().replace(" i ", " I ") + "."
+            cost = len(self._tokenizer.encode(sentence, add_special_tokens=False).ids)
+            if cost > budget:
+                continue
+            budget -= cost
+            phrases.append(sentence)
+        text = " Bingo!" + "".join(phrases)
         if "call" in intents:
             words = [f"{Ball(n).letter} {self.grammar.number_words(n).replace(' ', '-')}" for n in EXAMPLE_CALLS]
-            calls = ", ".join(words)
-            text = f" Bingo: {calls}."
-        else:
-            text = " Bingo."
+            text += " " + ", ".join(words) + "."
         ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
         return [self._previous, *ids, *self._start]
 
