@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from assistant.audio import chunks, read_wav
-from assistant.bench.audio import trim
+from assistant.bench.audio import Voice, speak, trim
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
 from assistant.engines.whisper_decoder import WhisperDecoder
@@ -309,3 +309,33 @@ def test_two_sayings_heard_apart_are_a_doubt_only_when_each_left_room_for_the_ot
     recognizer._fuse(Heard(1.0, 2.0, "n thirty one", 0.95, False), _reading({31: 0.95, 39: 0.05}))
     alone = recognizer._fuse(Heard(late, late + 1, "n thirty nine", 0.93, False), _reading({39: 0.93, 31: 0.07}))
     assert not alone.uncertain  # too far apart to be two sayings of one call
+
+
+def test_a_pause_inside_a_call_drops_the_early_decode(
+    recognizer: WhisperRecognizer, grammar: Grammar, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The letter, a 0.2 s pause (past `early`, short of the hangover), then the number: one hearing of both."""
+    voice = Voice("en-us", 150)
+    gap = np.zeros(int(0.2 * 16000), np.int16)
+    edge = np.zeros(16000, np.int16)
+    stream = np.concatenate([edge, speak("N", voice), gap, speak("thirty eight", voice), edge])
+    recognizer.set_step(grammar.step_intents("calling"))
+    decoded: list[float] = []
+    hear = recognizer._hear
+
+    def counted(samples: np.ndarray, start: float) -> tuple[Heard, Reading]:
+        decoded.append(len(samples) / 16000)
+        return hear(samples, start)
+
+    monkeypatch.setattr(recognizer, "_hear", counted)
+    heard = list(recognizer.stream(chunks(stream)))
+    assert [h.text for h in heard] == ["n thirty eight"]
+    assert len(decoded) == 2 and decoded[0] < decoded[1]  # the early decode of the letter alone was dropped
+
+
+def test_the_prompt_primes_the_step_s_phrases_and_no_number(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
+    recognizer.set_step(grammar.step_intents("closing"))
+    prompt = recognizer._tokenizer.decode(recognizer._prompts[grammar.step_intents("closing")])
+    assert "Are there any other bingos." in prompt and "This game is completed." in prompt
+    assert "Game over" not in prompt  # the other words are findings, not to be primed
+    assert not any(ch.isdigit() for ch in prompt)
