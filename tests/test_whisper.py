@@ -339,3 +339,16 @@ def test_the_prompt_primes_the_step_s_phrases_and_no_number(recognizer: WhisperR
     assert "Are there any other bingos." in prompt and "This game is completed." in prompt
     assert "Game over" not in prompt  # the other words are findings, not to be primed
     assert not any(ch.isdigit() for ch in prompt)
+
+
+def test_a_phrase_s_number_the_free_sentence_does_not_hold_is_a_guess(recognizer: WhisperRecognizer) -> None:
+    """Measured: an espeak "five balls will be called" the decoder writes freely as "Time balls will be called."
+    and the grammar reads as "nine balls ..." (the rest of the sentence alike): sure, and wrong, without this."""
+    assert recognizer._numbers_heard("nine balls will be called", "Time balls will be called.") == 0.0
+    assert recognizer._numbers_heard("five balls will be called", "5 balls will be called.") == 1.0
+    card = "manufacturer one four two serial number four seven two nine one"
+    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 47291.") == 1.0
+    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 4729.") == 1.0  # "one" is in 142
+    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 4 7 2 8.") == pytest.approx(7 / 8)
+    assert recognizer._numbers_heard("three hundred dollars", "$300") == 1.0
+    assert recognizer._numbers_heard("valid bingo", "Bally bingo") == 1.0

@@ -24,7 +24,8 @@ class Claiming(ConductCore):
         self.board.held_ball = held
         record = ClaimRecord(time=self.now.time, held_ball=held)
         self.game.claims.append(record)
-        self.claim = Claim(record=record, in_play=list(self.board.called), interrupted=interrupted)
+        cut_off = pending if interrupted is not None and self.now.unsure else None
+        self.claim = Claim(record=record, in_play=list(self.board.called), interrupted=interrupted, cut_off=cut_off)
         self.asked_other = False
         self.emit(ClaimOpened(self.game.number, self.now.time, held))
         if self.now.unsure:
@@ -34,9 +35,12 @@ class Claiming(ConductCore):
             self.prompt("read-card")
 
     def drop_unsure_claim(self) -> None:
-        """The bingo was not sure and the caller goes on calling: follow the game, not the claim."""
+        """The bingo was not sure and the caller goes on calling: follow the game, not the claim. A call the
+        unsure bingo cut off is in hand again: perhaps the unsure hearing was its second saying (A(3))."""
         if self.claim is not None and self.game is not None and self.claim.record in self.game.claims:
             self.game.claims.remove(self.claim.record)
+        if self.claim is not None and self.claim.cut_off is not None:
+            self.pending = self.claim.cut_off
         self.claim = None
         self.state_unsure = False
 

@@ -88,6 +88,8 @@ class Claim:
     uncalled_read: list[Ball] = field(default_factory=list)
     interrupted: Ball | None = None
     """The call the bingo cut off before its second saying: saying it now is no reading (C)."""
+    cut_off: Pending | None = None
+    """That call in hand, kept while the bingo is unsure: if the game goes on, it is owed its second saying."""
     not_called_unsure: bool = False
     """A winning number missing from the board was heard unsure: it may be a called ball misheard (B(8))."""
 

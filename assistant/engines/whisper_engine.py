@@ -220,6 +220,7 @@ class WhisperRecognizer:
         self._active: tuple[str, ...] = tuple(grammar.intents)
         self._walker(self._active)
         self._last_call: tuple[float, dict[int, float]] | None = None
+        self._number_vocabulary = {w for n in range(100) for w in grammar.number_words(n).split()} | {"hundred"}
         self.load_seconds = time.process_time() - started
 
     # ----- the step's grammar ----------------------------------------------------------------------
@@ -307,7 +308,8 @@ class WhisperRecognizer:
         # Speech the grammar does not hold: left to itself the decoder writes other words than the grammar's best.
         # A phrase of the rule is long: chatter forced onto it scores far below what the decoder writes freely,
         # so a phrase the free sentence only misspells ("last Paul called ...") keeps its confidence.
-        free = " ".join(self._words(self.written(result.free.tokens)))
+        written = self.written(result.free.tokens)
+        free = " ".join(self._words(written))
         similarity = difflib.SequenceMatcher(a=free, b=best).ratio()
         top = result.finished[0]
         per_token = (result.free.score - top.score) / max(1, len(top.tokens))
@@ -317,6 +319,10 @@ class WhisperRecognizer:
             and per_token <= self.settings.phrase_gap
         )
         confidence = posterior if similarity >= self.settings.min_similarity or phrase else posterior * similarity
+        if any(meaning[0] != "call" for meaning in key):
+            # The number of a phrase is what it says ("five balls will be called"): a number the decoder left to
+            # itself did not write is a guess of the grammar's, however alike the rest of the sentence.
+            confidence *= self._numbers_heard(best, written)
         balls: dict[int, float] = {}
         for meanings, score in grouped.items():
             if len(meanings) == 1 and meanings[0][0] == "call" and isinstance(meanings[0][1], Ball):
@@ -324,6 +330,23 @@ class WhisperRecognizer:
                 balls[number] = balls.get(number, 0.0) + float(np.exp(score - total))
         said = key[0][1] if len(key) == 1 and key[0][0] == "call" and isinstance(key[0][1], Ball) else None
         return Reading(best, confidence, balls, said.number if said is not None else None)
+
+    def _numbers_heard(self, best: str, free: str) -> float:
+        """The share of the number words of `best` that the free sentence holds, its numerals read both as a
+        number and digit by digit ("142": "one hundred forty two" and "one four two")."""
+        said = [w for w in best.split() if w in self._number_vocabulary]
+        if not said:
+            return 1.0
+        heard: set[str] = set()
+        for word in self.grammar.normalize(free):
+            number = word.lstrip("#")
+            if not number.isdigit():
+                heard.add(word)
+                continue
+            heard.update(self.grammar.units[int(d)] for d in number)
+            if int(number) < 1000:
+                heard.update(self.grammar.number_words(int(number)).split())
+        return sum(w in heard for w in said) / len(said)
 
     def written(self, tokens: Sequence[int]) -> str:
         """The text of these tokens, a call read digit by digit ('O 6 1') written as one number ('O 61')."""
