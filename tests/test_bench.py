@@ -1,7 +1,8 @@
-"""The accuracy benchmark's machinery on a tiny real run: espeak audio, babble, the real pocketsphinx engine."""
+"""The accuracy benchmark's machinery on tiny real runs: espeak and recorded audio, babble, the real engines."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -9,31 +10,36 @@ import numpy as np
 import pytest
 
 from assistant.bench import audio as gen
+from assistant.bench import real
 from assistant.bench.__main__ import main
-from assistant.bench.accuracy import (
-    COLUMNS,
-    BenchError,
-    Hearing,
-    Plan,
-    engine_options,
-    fuse,
-    outcome,
-    real_sets,
-    run,
-    table_rows,
-)
+from assistant.bench.accuracy import BenchError, Condition, Plan, check_options, engine_options, run
+from assistant.bench.score import COLUMNS, Hearing, Score, Tally, fuse, outcome, table_rows, targets_table
+from assistant.engines.whisper_engine import WhisperSettings
+from assistant.grammar import Grammar
+
+
+def _measured_snr(crowd: gen.Crowd, speech: np.ndarray, snr: float) -> float:
+    clean = gen.add_babble(speech.astype(np.float64), gen.power(speech), None, random.Random(2), None)
+    noisy = gen.add_babble(speech.astype(np.float64), gen.power(speech), snr, random.Random(2), crowd)
+    noise = noisy.astype(np.float64) - clean.astype(np.float64)
+    return float(10 * np.log10(gen.power(speech) / gen.power(noise)))
 
 
 def test_babble_is_mixed_at_the_asked_snr() -> None:
-    rng = random.Random(1)
-    crowd = gen.Crowd(rng, talkers=4, pool_size=6)
     speech = gen.speak("B seven", gen.Voice("en-us", 165))
-    for snr in (20.0, 5.0):
-        clean = gen.add_babble(speech.astype(np.float64), gen.power(speech), None, random.Random(2), None)
-        noisy = gen.add_babble(speech.astype(np.float64), gen.power(speech), snr, random.Random(2), crowd)
-        noise = noisy.astype(np.float64) - clean.astype(np.float64)
-        measured = 10 * np.log10(gen.power(speech) / gen.power(noise))
-        assert abs(measured - snr) < 1.5
+    for crowd in (gen.Crowd(random.Random(1), talkers=4, pool_size=6), real.real_crowd(random.Random(1))):
+        for snr in (20.0, 5.0):
+            assert abs(_measured_snr(crowd, speech, snr) - snr) < 1.5, crowd.name
+
+
+def test_real_babble_is_human_voices_only() -> None:
+    crowd = real.real_crowd(random.Random(1))
+    assert crowd.name == "real"
+    clips = sum(len(g) for g in crowd.groups)
+    letters = [r for r in real.manifest() if r.source == real.LETTERS_SOURCE]
+    assert len(letters) == 26
+    assert clips == len(real.manifest()) - len(letters)  # every recording but the one-speaker alphabet
+    assert len(crowd.groups) == 3  # digits, AN4 utterances, sentences: picked equally often
 
 
 def test_stream_truth_is_where_the_speech_is() -> None:
@@ -48,8 +54,43 @@ def test_stream_truth_is_where_the_speech_is() -> None:
     assert np.sqrt(np.mean(inside**2)) > 100 * np.sqrt(np.mean(gap**2))
 
 
-def _h(calls: list[int], uncertain: bool = False) -> Hearing:
-    return Hearing(0.0, 1.0, "", 0.9, uncertain, 1.1, calls)
+def test_real_calls_are_a_letter_then_the_number_said_twice_from_other_takes() -> None:
+    grammar = Grammar.load()
+    streams = real.call_streams(grammar, 4, seed=5, snr_db=None, crowd=None)
+    names = [s.name for s in streams]
+    assert names == [f"real-calls-fsdd_{n}" for n in ("george", "jackson", "lucas", "nicolas", "theo", "yweweler")] + [
+        "real-calls-an4"
+    ]
+    calls = [seg for s in streams for seg in s.segments]
+    assert len(calls) == 6 * 4 * 2 + 2 * 2  # 4 balls per speaker, the AN4 I 19 and N 33; each said twice
+    for first, second in zip(calls[::2], calls[1::2], strict=True):
+        assert first.ball == second.ball and (first.hearing, second.hearing) == (1, 2)
+        (meaning,) = grammar.parse(first.text, grammar.step_intents("calling")).meanings
+        assert meaning.ball == first.ball
+        if first.recordings[0].startswith("fsdd/"):
+            digits = str(first.ball.number) if first.ball else ""
+            assert [Path(r).name.split("_")[0] for r in first.recordings] == list(digits)
+            assert not set(first.recordings) & set(second.recordings)  # other takes of the same digits
+        else:
+            assert first.recordings == second.recordings  # AN4 has one recording of each number
+    assert {seg.text for seg in calls if seg.recordings[0].startswith("an4/")} == {"i nineteen", "n thirty three"}
+    # Pieces are trimmed: the call is loud where its truth says it starts and ends.
+    stream = streams[0]
+    seg = stream.segments[0]
+    edge = stream.samples[int(seg.start * gen.RATE) : int(seg.start * gen.RATE) + 1600].astype(np.float64)
+    assert np.sqrt(np.mean(edge**2)) > 100
+
+
+def test_the_same_seed_gives_the_same_real_calls_in_every_condition() -> None:
+    grammar = Grammar.load()
+    crowd = real.real_crowd(random.Random(1))
+    clean = real.call_streams(grammar, 2, seed=9, snr_db=None, crowd=None)
+    noisy = real.call_streams(grammar, 2, seed=9, snr_db=10.0, crowd=crowd)
+    assert [s.segments for s in clean] == [s.segments for s in noisy]
+
+
+def _h(calls: list[int], uncertain: bool = False, intents: list[str] | None = None) -> Hearing:
+    return Hearing(0.0, 1.0, "x", 0.9, uncertain, 1.1, calls, intents if intents is not None else ["call"] * len(calls))
 
 
 def test_outcomes_and_fusing_the_two_hearings() -> None:
@@ -57,47 +98,104 @@ def test_outcomes_and_fusing_the_two_hearings() -> None:
     assert outcome([_h([8])], 7) == ("wrong", 8)
     assert outcome([_h([7], uncertain=True)], 7) == ("uncertain", None)
     assert outcome([], 7) == ("missed", None)
+    assert outcome([_h([], intents=["bingo"])], 7) == ("wrong", None)  # a sure "bingo" over a call
+    assert outcome([_h([], intents=["bingo"], uncertain=True)], 7) == ("uncertain", None)
     assert fuse(("right", 7), ("missed", None), 7) == "right"
     assert fuse(("right", 7), ("wrong", 8), 7) == "uncertain"
     assert fuse(("wrong", 8), ("wrong", 8), 7) == "wrong"
+    assert fuse(("right", 7), ("wrong", None), 7) == "wrong"
+
+
+def test_the_sweep_keeps_hearings_held_for_another_reason_uncertain() -> None:
+    held = Hearing(0.0, 1.0, "b seven", 0.95, True, 1.1, [7], ["call"], held=True)
+    low = Hearing(0.0, 1.0, "b seven", 0.4, True, 1.1, [7], ["call"])
+    assert outcome([held], 7, 0.3) == ("uncertain", None)
+    assert outcome([low], 7, 0.3) == ("right", 7)
+    assert outcome([low], 7, 0.5) == ("uncertain", None)
+
+
+def test_targets_are_marked_met_or_not() -> None:
+    score = Score("whisper", "espeak", "20 dB real babble", snr=20.0, streamed=Tally(right=199, wrong=1))
+    score.streamed_fused = Tally(right=100)
+    score.chatter_minutes, score.false_calls_chatter = 10.0, 2
+    score.latencies = [0.3] * 20
+    score.cpu_seconds, score.audio_seconds, score.peak_mb = 10.0, 100.0, 500.0
+    (row,) = [[c.strip() for c in r.strip("|").split("|")] for r in targets_table([score]).splitlines()[2:]]
+    assert row[3:] == ["99", "99.5 ✓", "100.0 ✓", "0.5 ✓", "0.20 ✗", "300 ✓", "0.100 ✓", "500 ✓"]
 
 
 def test_real_sets_come_from_the_manifest() -> None:
-    sets = real_sets()
+    sets = real.real_sets()
     assert len(sets["fsdd digit"]) == 300
     assert ("an4 number" in sets) and all(text for _, text in sets["an4 number"])
 
 
-def test_bad_options_are_one_line_errors() -> None:
+def test_options_fill_each_engines_settings() -> None:
+    options = [("settings.min_confidence", 0.8), ("endpoint.hangover", 0.2), ("whisper:settings.beam", 3)]
+    whisper = engine_options("whisper", options)
+    assert whisper["settings"] == WhisperSettings(min_confidence=0.8, beam=3)
+    assert whisper["endpoint"].hangover == 0.2
+    sphinx = engine_options("pocketsphinx", options)
+    assert sphinx["settings"].min_confidence == 0.8 and sphinx["settings"].beam != 3
+    assert engine_options("pocketsphinx", [("settings.window", 5.0)]) == {}  # whisper's field only
+    check_options(("whisper", "pocketsphinx"), [("settings.window", 5.0)])
+    with pytest.raises(BenchError, match="sets nothing"):
+        check_options(("pocketsphinx",), [("settings.window", 5.0)])
     with pytest.raises(BenchError, match="option group"):
         engine_options("pocketsphinx", [("nonsense.beam", 1.0)])
+    with pytest.raises(BenchError, match="has no option"):
+        engine_options("whisper", [("whisper:settings.nonsense", 1.0)])
     assert main(["accuracy", "--voices", "0", "--engine", "pocketsphinx"]) == 2
+    assert main(["accuracy", "--engine", "pocketsphinx", "--option", "settings.window=5"]) == 2
 
 
-def test_tiny_run_gives_a_full_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conditions_name_their_babble() -> None:
+    plan = Plan(snrs=("clean", "20"), babble=("real", "espeak"))
+    assert [c.name for c in plan.conditions()] == ["clean", "20 dB real babble", "20 dB espeak babble"]
+    assert Condition(5.0, "real").key == "5-real"
+
+
+def test_tiny_run_gives_a_full_table_for_both_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BINGO_VOSK_MODEL", raising=False)
     plan = Plan(
-        engines=("pocketsphinx", "vosk"),
+        engines=("whisper", "pocketsphinx", "vosk"),
         voices=1,
         rates=(165,),
-        conditions=("clean",),
-        calls=5,
+        snrs=("clean",),
+        calls=3,
         phrases=False,
-        chatter_seconds=10.0,
-        real=False,
-        workers=1,
+        chatter_seconds=8.0,
+        real_calls=1,
+        real_speakers=1,
+        real_sets=False,
+        workers=2,
     )
-    scores, notes = run(plan, tmp_path, log=lambda _: None)
-    assert [s.engine for s in scores] == ["pocketsphinx"]
-    assert any("vosk" in n for n in notes)
-    (row,) = table_rows(scores)
-    assert len(row) == len(COLUMNS)
-    values = dict(zip(COLUMNS, row, strict=True))
-    assert values["calls"] == "10"  # 5 balls, each said twice
-    shares = [float(values[k]) for k in ("right %", "wrong %", "uncertain %", "missed %")]
-    assert abs(sum(shares) - 100.0) < 0.2
-    assert values["right %"] != "0.0"  # clean espeak calls: the real engine gets some right
-    assert 0 < float(values["RTF"]) < 1.0
-    assert 20 < float(values["peak MB"]) < 2000
-    assert float(values["load s"]) > 0
-    assert 0 < float(values["latency p50 ms"]) <= float(values["latency p95 ms"]) < 10000
+    dump = tmp_path / "hearings.jsonl"
+    scores, notes = run(plan, tmp_path, log=lambda _: None, dump=dump)
+    assert [(s.engine, s.voices) for s in scores] == [
+        ("whisper", "espeak"),
+        ("pocketsphinx", "espeak"),
+        ("whisper", "real"),
+        ("pocketsphinx", "real"),
+    ]
+    assert any("vosk" in n for n in notes) and any("load average" in n for n in notes)
+    rows = {(r[0], r[1]): dict(zip(COLUMNS, r, strict=True)) for r in table_rows(scores)}
+    for values in rows.values():
+        assert values["condition"] == "clean"
+        assert values["calls"] == "6"  # espeak: 3 balls; real: 1 ball of one FSDD speaker, the 2 of AN4
+        shares = [float(values[k]) for k in ("right %", "wrong %", "uncertain %", "missed %")]
+        assert abs(sum(shares) - 100.0) < 0.2
+        assert 0 < float(values["RTF"]) < 2.0
+        assert 20 < float(values["peak MB"]) < 2000
+        assert float(values["load s"]) > 0
+        assert values["false calls/min chatter"] != "-"
+    whisper = rows[("whisper", "espeak")]
+    assert float(whisper["right %"]) >= 50.0  # clean espeak calls: the real engine gets them
+    assert float(rows[("whisper", "real")]["right %"]) > 0  # and some real voices
+    assert 0 < float(whisper["latency p50 ms"]) <= float(whisper["latency p95 ms"]) < 10000
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    calls = [d for d in lines if d["kind"] == "call" and d["engine"] == "whisper"]
+    assert {d["mode"] for d in calls} == {"streamed", "cut"}
+    assert sum(d["mode"] == "cut" for d in calls) == 6 + 6  # every said call decoded cut once
+    assert all(d["right"] == (d["calls"] == [d["ball"]] and d["intents"] == ["call"]) for d in calls)
+    assert any(d["right"] for d in calls)

@@ -7,14 +7,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from .accuracy import CONDITIONS, ENGINES, PROBES, BenchError, Plan, report, run
+from .accuracy import BABBLES, ENGINES, SNRS, BenchError, Plan, report, run
 
 
 def _snrs(text: str) -> tuple[str, ...]:
     names = tuple(part.strip().removesuffix("dB").strip() for part in text.split(",") if part.strip())
-    bad = [n for n in names if n not in CONDITIONS]
+    bad = [n for n in names if n not in SNRS]
     if bad or not names:
-        raise argparse.ArgumentTypeError(f"conditions are {', '.join(CONDITIONS)}; got {text!r}")
+        raise argparse.ArgumentTypeError(f"conditions are {', '.join(SNRS)}; got {text!r}")
     return names
 
 
@@ -29,17 +29,30 @@ def _rates(text: str) -> tuple[int, ...]:
 
 
 def _calls(text: str) -> int | None:
+    """'all' is None (every ball); otherwise 1..75 balls."""
     if text == "all":
-        return 0
+        return None
     if not text.isdigit() or not 1 <= int(text) <= 75:
         raise argparse.ArgumentTypeError(f"calls is 'all' or 1..75; got {text!r}")
     return int(text)
 
 
+def _real_calls(text: str) -> int | None:
+    return 0 if text == "0" else _calls(text)
+
+
+def _babble(text: str) -> tuple[str, ...]:
+    if text == "both":
+        return BABBLES
+    if text not in BABBLES:
+        raise argparse.ArgumentTypeError(f"babble is {'|'.join(BABBLES)}|both; got {text!r}")
+    return (text,)
+
+
 def _option(text: str) -> tuple[str, object]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"an engine option is NAME=VALUE; got {text!r}")
+        raise argparse.ArgumentTypeError(f"an engine option is [ENGINE:]GROUP.NAME=VALUE; got {text!r}")
     for kind in (int, float):
         try:
             return key, kind(value)
@@ -53,16 +66,33 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="bench", required=True)
     acc = sub.add_parser("accuracy", help="recognition accuracy in babble, chatter and real speech")
     acc.add_argument(
-        "--engine", choices=(*ENGINES, *PROBES, "all"), default="all", help="all: the product engines, not probes"
+        "--engine",
+        choices=(*ENGINES, "all"),
+        default="all",
+        help="all: whisper and pocketsphinx side by side (and vosk when BINGO_VOSK_MODEL is set)",
     )
     acc.add_argument("--voices", type=int, default=6, help="espeak-ng voices (1..10)")
     acc.add_argument("--rates", type=_rates, default=None, help="words per minute, e.g. 130,165,200")
     acc.add_argument("--snr", type=_snrs, default=None, help="conditions: clean,20,10,5")
     acc.add_argument(
-        "--calls", type=_calls, default=None, help="balls per voice and rate: 'all' or N (default 25, rotating)"
+        "--babble",
+        type=_babble,
+        default=Plan.babble,
+        help="crowd under the 20/10/5 dB conditions: real (human recordings, the default), espeak, or both",
     )
+    acc.add_argument(
+        "--calls", type=_calls, default=25, help="balls per espeak voice and rate: 'all' or N (default 25, rotating)"
+    )
+    acc.add_argument(
+        "--real-calls",
+        type=_real_calls,
+        default=argparse.SUPPRESS,
+        help="real calls: balls per FSDD speaker, 'all', N or 0 for none (default 25, rotating; --quick 5)",
+    )
+    acc.add_argument("--real-speakers", type=int, default=None, help="FSDD speakers saying real calls (1..6)")
+    acc.add_argument("--no-real-sets", action="store_true", help="skip the one-step real sets (digits, yes/no)")
+    acc.add_argument("--no-real", action="store_true", help="skip every real recording: real calls and real sets")
     acc.add_argument("--chatter", type=float, default=None, help="seconds of off-grammar chatter per condition")
-    acc.add_argument("--no-real", action="store_true", help="skip the real human recordings")
     acc.add_argument(
         "--enhance",
         nargs="?",
@@ -70,23 +100,36 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="noisereduce each stream first: nonstationary (default) | stationary, optionally :STRENGTH",
     )
-    acc.add_argument("--option", type=_option, action="append", default=[], help="engine option NAME=VALUE")
+    acc.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        help="[ENGINE:]settings.NAME=VALUE or [ENGINE:]endpoint.NAME=VALUE: a field of the engine's settings",
+    )
     acc.add_argument("--workers", type=int, default=2)
     acc.add_argument("--seed", type=int, default=7)
-    acc.add_argument("--quick", action="store_true", help="2 voices, 1 rate, 25 calls, 60 s chatter")
+    acc.add_argument(
+        "--quick", action="store_true", help="2 voices, 1 rate, 25 calls, 5 real calls a speaker, 60 s chatter, no sets"
+    )
     acc.add_argument("--workdir", type=Path, default=None, help="keep the generated audio here")
     acc.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
+    acc.add_argument("--dump", type=Path, default=None, help="write every hearing with its truth here (JSONL)")
     args = parser.parse_args(argv)
 
     quick = args.quick
+    engines = ("whisper", "pocketsphinx", "vosk") if args.engine == "all" else (args.engine,)
     plan = Plan(
-        engines=ENGINES if args.engine == "all" else (args.engine,),
+        engines=engines,
         voices=args.voices if not quick else min(args.voices, 2),
         rates=args.rates or ((165,) if quick else Plan.rates),
-        conditions=args.snr or Plan.conditions,
-        calls=Plan.calls if args.calls is None else (args.calls or None),
+        snrs=args.snr or Plan.snrs,
+        babble=args.babble,
+        calls=args.calls,
         chatter_seconds=args.chatter if args.chatter is not None else (60.0 if quick else Plan.chatter_seconds),
-        real=not args.no_real,
+        real_calls=0 if args.no_real else getattr(args, "real_calls", 5 if quick else Plan.real_calls),
+        real_speakers=args.real_speakers,
+        real_sets=not (args.no_real or args.no_real_sets or quick),
         enhance=args.enhance,
         seed=args.seed,
         workers=max(1, args.workers),
@@ -95,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not 1 <= plan.voices <= 10:
             raise BenchError(f"--voices must be 1..10, got {plan.voices}")
-        scores, notes = run(plan, args.workdir, log=lambda m: print(m, file=sys.stderr, flush=True))
+        if plan.real_speakers is not None and not 1 <= plan.real_speakers <= 6:
+            raise BenchError(f"--real-speakers must be 1..6, got {plan.real_speakers}")
+        scores, notes = run(plan, args.workdir, log=lambda m: print(m, file=sys.stderr, flush=True), dump=args.dump)
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2

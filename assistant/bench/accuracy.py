@@ -1,15 +1,17 @@
-"""Recognition accuracy benchmark: generated calls in crowd babble, off-grammar chatter, real recordings.
+"""Recognition accuracy benchmark: calls in crowd babble (espeak voices and real ones), chatter, real recordings.
 
-Times are CPU seconds of the engine's process (time.process_time), not wall time: on a shared machine other
-work would inflate wall time, while CPU time is what the engine costs one core (RTF, compute lag, load).
+Times are CPU seconds of the engine's whole process (time.process_time: every thread), not wall time: on a
+shared machine other work would inflate wall time, while CPU time is what the engine costs (RTF, compute lag,
+load).
 
-Each engine and condition runs in its own child process, so peak memory (ru_maxrss) and model load time
-are that engine's own. Streams are continuous recordings, so the engine's own endpointing is measured; the
-same calls cut out perfectly and decoded one by one give the acoustic ceiling.
+Each engine and condition runs in its own child process, so peak memory and model load time are that
+engine's own. Streams are continuous recordings, so the engine's own endpointing is measured; the same calls
+cut out perfectly and decoded one by one give the acoustic ceiling.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import multiprocessing
@@ -20,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,28 @@ import numpy as np
 
 from ..grammar import Grammar
 from ..messages import Ball
-from ..settings import REAL_AUDIO
 from . import audio as gen
+from . import real
+from .score import (
+    COLUMNS,
+    Hearing,
+    JobResult,
+    Score,
+    StreamResult,
+    dump_lines,
+    markdown,
+    ordered,
+    real_sets_table,
+    score_job,
+    sweep_table,
+    table_rows,
+    targets_table,
+)
 
-ENGINES = ("pocketsphinx", "vosk")
-PROBES = ("whisper",)
-"""Alternatives measured by the benchmark only (assistant/bench/whisper_probe.py), never by 'all'."""
-CONDITIONS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
+ENGINES = ("whisper", "pocketsphinx", "vosk")
+SNRS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
+BABBLES = ("real", "espeak")
+"""Crowd babble made of the human recordings (the issue's figures), or of espeak voices (earlier tables)."""
 
 CHUNK_SECONDS = 0.1
 CUT_MARGIN = 0.25
@@ -47,19 +64,43 @@ class BenchError(Exception):
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What the calls are heard through: clean, or babble of one kind at one SNR."""
+
+    snr: float | None = None
+    babble: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "clean" if self.snr is None else f"{self.snr:g} dB {self.babble} babble"
+
+    @property
+    def key(self) -> str:
+        return "clean" if self.snr is None else f"{self.snr:g}-{self.babble}"
+
+
+@dataclass(frozen=True)
 class Plan:
     """What one benchmark run measures."""
 
-    engines: tuple[str, ...] = ENGINES
+    engines: tuple[str, ...] = ("whisper", "pocketsphinx")
     voices: int = 6
     rates: tuple[int, ...] = gen.WORDS_PER_MINUTE
-    conditions: tuple[str, ...] = tuple(CONDITIONS)
+    snrs: tuple[str, ...] = tuple(SNRS)
+    """clean, 20, 10, 5: each SNR other than clean is run in every babble of `babble`."""
+    babble: tuple[str, ...] = ("real",)
     calls: int | None = 25
-    """Balls per voice and rate; None: all 75. Slices rotate so every ball is said by calls*voices*rates/75
-    speakers; a slice of 25 with 6 voices at 3 rates says each ball in 6 voice-rate pairs."""
+    """Balls per espeak voice and rate; None: all 75. Slices rotate so every ball is said by
+    calls*voices*rates/75 speakers; a slice of 25 with 6 voices at 3 rates says each ball in 6 voice-rate pairs."""
     phrases: bool = True
     chatter_seconds: float = 180.0
-    real: bool = True
+    """Off-grammar chatter per condition, espeak voices and real ones each."""
+    real_calls: int | None = 25
+    """Balls per FSDD speaker (6 speakers, slices rotating); None: all 75; 0: no real calls (nor real chatter)."""
+    real_speakers: int | None = None
+    """FSDD speakers saying real calls (1..6); None: all."""
+    real_sets: bool = True
+    """The one-step sets: FSDD digits, AN4 digit strings, numbers and yes/no, each decoded with its own step."""
     enhance: str | None = None
     """noisereduce (spectral gating) over each whole stream before the recognizer: 'nonstationary',
     'stationary', with ':STRENGTH' 0..1. Offline over the whole stream: it measures what enhancement does to
@@ -67,62 +108,36 @@ class Plan:
     seed: int = 7
     workers: int = 2
     options: tuple[tuple[str, Any], ...] = ()
-    """Engine options passed to make_recognizer."""
+    """--option pairs: '[ENGINE:]settings.NAME' or '[ENGINE:]endpoint.NAME' with a value."""
+
+    def conditions(self) -> list[Condition]:
+        out = []
+        if "clean" in self.snrs:
+            out.append(Condition())
+        for babble in self.babble:
+            out += [Condition(SNRS[name], babble) for name in self.snrs if SNRS[name] is not None]
+        return out
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """A stream saved for the child: its WAV (truth in the JSON beside it), whose voices, chatter or calls."""
+
+    path: str
+    voices: str
+    chatter: bool
 
 
 @dataclass(frozen=True)
 class Job:
     engine: str
     model: str | None
-    condition: str
-    streams: tuple[str, ...]
-    chatter: str
+    condition: Condition
+    streams: tuple[StreamSpec, ...]
     enhance: str | None
     options: tuple[tuple[str, Any], ...]
-    real: bool
+    real_sets: bool
     seed: int
-
-
-@dataclass
-class Hearing:
-    """One result of the recognizer, reduced to what the score needs."""
-
-    start: float
-    end: float
-    text: str
-    confidence: float
-    uncertain: bool
-    ready: float
-    """Stream time the result was out: the audio fed so far plus the CPU time spent since that chunk was
-    handed over (for a cut decode: that CPU time alone)."""
-    calls: list[int] = field(default_factory=list)
-    intents: list[str] = field(default_factory=list)
-
-
-@dataclass
-class StreamResult:
-    name: str
-    duration: float
-    segments: list[dict[str, Any]]
-    streamed: list[Hearing]
-    cut: list[Hearing | None]
-    """decode() of each segment, perfectly cut (None for non-call segments)."""
-
-
-@dataclass
-class JobResult:
-    engine: str
-    condition: str
-    load_seconds: float
-    compute_seconds: float
-    audio_seconds: float
-    peak_mb: float
-    base_mb: float
-    """Peak before the engine was built: the interpreter, numpy, the grammar."""
-    streams: list[StreamResult]
-    chatter: StreamResult | None
-    real: dict[str, tuple[int, int]] = field(default_factory=dict)
-    error: str | None = None
 
 
 # ----- building the audio ----------------------------------------------------------------------------
@@ -164,6 +179,7 @@ def _segment_json(seg: gen.Segment) -> dict[str, Any]:
         "ball": seg.ball.number if seg.ball else None,
         "intent": seg.intent,
         "hearing": seg.hearing,
+        "recordings": list(seg.recordings),
     }
 
 
@@ -174,57 +190,161 @@ def _save(stream: gen.Stream, folder: Path) -> str:
     return str(path)
 
 
-def build_audio(plan: Plan, grammar: Grammar, workdir: Path) -> dict[str, tuple[list[str], str]]:
-    """Per condition: the call streams (one per voice and rate) and one chatter stream, saved as WAV + JSON."""
+def _espeak_chatter(plan: Plan, speakers: Sequence[gen.Voice]) -> tuple[list[gen.Item], list[gen.Voice]]:
+    items: list[gen.Item] = []
+    voices: list[gen.Voice] = []
+    seconds = 0.0
+    k = 0
+    while seconds < plan.chatter_seconds:
+        text = gen.CHATTER_SENTENCES[k % len(gen.CHATTER_SENTENCES)]
+        voice = speakers[(k * 7) % len(speakers)]
+        items.append(gen.Item(text, "chatter"))
+        voices.append(voice)
+        seconds += len(text.split()) * 60.0 / voice.wpm + 0.8
+        k += 1
+    return items, voices
+
+
+def crowds(plan: Plan) -> dict[str, gen.Crowd]:
+    """The babble of each kind the plan asks for."""
+    out: dict[str, gen.Crowd] = {}
+    if "espeak" in plan.babble:
+        out["espeak"] = gen.Crowd(random.Random(plan.seed + 1))
+    if "real" in plan.babble:
+        try:
+            out["real"] = real.real_crowd(random.Random(plan.seed + 4))
+        except real.RealAudioError as exc:
+            raise BenchError(str(exc)) from exc
+    return out
+
+
+def build_audio(plan: Plan, grammar: Grammar, workdir: Path) -> dict[str, list[StreamSpec]]:
+    """Per condition: espeak call streams (one per voice and rate) and espeak chatter, then the real call
+    streams (one per FSDD speaker, one of AN4 numbers) and real chatter; saved as WAV + JSON."""
     rng = random.Random(plan.seed)
     balls = [Ball(n) for n in range(1, 76)]
     rng.shuffle(balls)
     per_stream = plan.calls or len(balls)
     phrases = control_phrases(grammar) if plan.phrases else []
     speakers = gen.voices(plan.voices, plan.rates)
-    crowd = gen.Crowd(random.Random(plan.seed + 1))
-    out: dict[str, tuple[list[str], str]] = {}
-    for cond in plan.conditions:
-        snr = CONDITIONS[cond]
-        folder = workdir / f"snr-{cond}"
+    babble = crowds(plan)
+    out: dict[str, list[StreamSpec]] = {}
+    for cond in plan.conditions():
+        crowd = babble[cond.babble] if cond.babble else None
+        folder = workdir / cond.key
         folder.mkdir(parents=True, exist_ok=True)
-        paths = []
+        specs = []
         for k, voice in enumerate(speakers):
             order = [balls[(k * per_stream + j) % len(balls)] for j in range(per_stream)]
             random.Random(plan.seed * 1000 + k).shuffle(order)
             items = call_items(grammar, order, phrases)
-            stream = gen.build_stream(f"calls-{voice.name}-{voice.wpm}", items, [voice] * len(items), snr, rng, crowd)
-            paths.append(_save(stream, folder))
-        chatter_items: list[gen.Item] = []
-        chatter_voices: list[gen.Voice] = []
-        seconds = 0.0
-        k = 0
-        while seconds < plan.chatter_seconds:
-            text = gen.CHATTER_SENTENCES[k % len(gen.CHATTER_SENTENCES)]
-            voice = speakers[(k * 7) % len(speakers)]
-            chatter_items.append(gen.Item(text, "chatter"))
-            chatter_voices.append(voice)
-            seconds += len(text.split()) * 60.0 / voice.wpm + 0.8
-            k += 1
-        chatter = gen.build_stream("chatter", chatter_items, chatter_voices, snr, rng, crowd, gap=(0.3, 1.2))
-        out[cond] = (paths, _save(chatter, folder))
+            name = f"calls-{voice.name}-{voice.wpm}"
+            stream = gen.build_stream(name, items, [voice] * len(items), cond.snr, rng, crowd)
+            specs.append(StreamSpec(_save(stream, folder), "espeak", False))
+        if plan.chatter_seconds > 0:
+            items, voices = _espeak_chatter(plan, speakers)
+            chatter = gen.build_stream("chatter", items, voices, cond.snr, rng, crowd, gap=(0.3, 1.2))
+            specs.append(StreamSpec(_save(chatter, folder), "espeak", True))
+        if plan.real_calls != 0:
+            try:
+                for stream in real.call_streams(
+                    grammar, plan.real_calls, plan.seed + 5, cond.snr, crowd, plan.real_speakers
+                ):
+                    specs.append(StreamSpec(_save(stream, folder), "real", False))
+                if plan.chatter_seconds > 0:
+                    talk = real.chatter_stream(plan.chatter_seconds, plan.seed + 6, cond.snr, crowd)
+                    specs.append(StreamSpec(_save(talk, folder), "real", True))
+            except real.RealAudioError as exc:
+                raise BenchError(str(exc)) from exc
+        out[cond.key] = specs
     return out
+
+
+# ----- engine options -------------------------------------------------------------------------------------
+
+
+def option_groups(engine: str) -> dict[str, type]:
+    """The settings dataclasses an engine takes, by --option group."""
+    from ..endpoint import EndpointSettings
+
+    if engine == "whisper":
+        from ..engines.whisper_engine import WhisperSettings
+
+        return {"settings": WhisperSettings, "endpoint": EndpointSettings}
+    if engine == "pocketsphinx":
+        from ..engines.pocketsphinx_engine import PocketsphinxSettings
+
+        return {"settings": PocketsphinxSettings, "endpoint": EndpointSettings}
+    return {"endpoint": EndpointSettings}
+
+
+def _sets(engine: str, key: str) -> tuple[str, str] | None:
+    """(group, field) when option `key` ('[ENGINE:]group.field') sets something in this engine, else None."""
+    only, colon, rest = key.partition(":")
+    if not colon:
+        only, rest = "", key
+    if only and only not in ENGINES:
+        raise BenchError(f"unknown engine {only!r} in option {key!r} (expected one of {', '.join(ENGINES)})")
+    group, dot, name = rest.partition(".")
+    if not dot or not name:
+        raise BenchError(f"an engine option is [ENGINE:]settings.NAME or [ENGINE:]endpoint.NAME, got {key!r}")
+    if group not in ("settings", "endpoint"):
+        raise BenchError(f"unknown option group {group!r} in {key!r} (settings., endpoint.)")
+    if only and only != engine:
+        return None
+    kind = option_groups(engine).get(group)
+    if kind is None or name not in {f.name for f in dataclasses.fields(kind)}:
+        if only:
+            raise BenchError(f"{engine} has no option {rest!r}")
+        return None
+    return group, name
+
+
+def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """--option pairs as make_recognizer keywords for this engine: 'settings.min_confidence=0.8' fills the
+    fields of the engine's settings dataclass (WhisperSettings, PocketsphinxSettings), 'endpoint.hangover=0.2'
+    its EndpointSettings. An option without 'ENGINE:' goes to every engine that has the field."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, value in options:
+        found = _sets(engine, key)
+        if found:
+            grouped.setdefault(found[0], {})[found[1]] = value
+    kinds = option_groups(engine)
+    try:
+        return {group: kinds[group](**values) for group, values in grouped.items()}
+    except (TypeError, ValueError) as exc:
+        raise BenchError(f"bad option for {engine}: {exc}") from exc
+
+
+def check_options(engines: Sequence[str], options: Iterable[tuple[str, Any]]) -> None:
+    """Every option sets something in at least one engine of the run."""
+    for key, _ in options:
+        if not any(_sets(engine, key) for engine in engines):
+            raise BenchError(f"option {key!r} sets nothing in {', '.join(engines)}")
+
+
+def build_recognizer(engine: str, grammar: Grammar, model: Path | None, options: dict[str, Any]) -> Any:
+    from ..engines import make_recognizer
+
+    return make_recognizer(engine, grammar, model, **options)
 
 
 # ----- running one engine on one condition (in a child process) -----------------------------------------
 
 
-def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], ready: float) -> Hearing:
+def _hearing(heard: Any, grammar: Grammar, intents: Sequence[str], ready: float, floor: float | None) -> Hearing:
     parsed = grammar.parse(heard.text, intents)
+    confidence = float(heard.confidence)
     return Hearing(
         start=float(heard.start),
         end=float(heard.end),
         text=str(heard.text),
-        confidence=float(heard.confidence),
+        confidence=confidence,
         uncertain=bool(heard.uncertain),
         ready=ready,
         calls=[m.ball.number for m in parsed.meanings if m.intent == "call" and m.ball is not None],
         intents=[m.intent for m in parsed.meanings],
+        held=bool(heard.uncertain) and floor is not None and confidence >= floor,
     )
 
 
@@ -264,12 +384,14 @@ class _Feed:
             yield chunk
 
 
-def _run_stream(recognizer: Any, grammar: Grammar, intents: Sequence[str], samples: np.ndarray) -> list[Hearing]:
+def _run_stream(
+    recognizer: Any, grammar: Grammar, intents: Sequence[str], samples: np.ndarray, floor: float | None
+) -> list[Hearing]:
     feed = _Feed(samples)
     out = []
     for heard in recognizer.stream(feed):
         lag = time.process_time() - feed.handed
-        out.append(_hearing(heard, grammar, intents, feed.position + lag))
+        out.append(_hearing(heard, grammar, intents, feed.position + lag, floor))
     return out
 
 
@@ -294,45 +416,16 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """--option pairs as make_recognizer keywords; 'settings.beam=1e-40' and 'endpoint.hangover=0.2' fill the
-    pocketsphinx adapter's settings dataclasses, anything else passes through."""
-    plain: dict[str, Any] = {}
-    grouped: dict[str, dict[str, Any]] = {}
-    for key, value in options:
-        group, dot, name = key.partition(".")
-        if dot:
-            grouped.setdefault(group, {})[name] = value
-        else:
-            plain[key] = value
-    if grouped and engine == "pocketsphinx":
-        from ..endpoint import EndpointSettings
-        from ..engines.pocketsphinx_engine import PocketsphinxSettings
-
-        kinds: dict[str, Any] = {"settings": PocketsphinxSettings, "endpoint": EndpointSettings}
-        for group, values in grouped.items():
-            if group not in kinds:
-                raise BenchError(f"unknown option group {group!r} (settings., endpoint.)")
-            plain[group] = kinds[group](**values)
-    elif grouped:
-        raise BenchError(f"grouped options are for pocketsphinx only, not {engine}")
-    return plain
-
-
-def build_recognizer(engine: str, grammar: Grammar, model: Path | None, options: dict[str, Any]) -> Any:
-    if engine == "whisper":
-        from .whisper_probe import WhisperProbe
-
-        return WhisperProbe(grammar, model, **options)
-    from ..engines import make_recognizer
-
-    return make_recognizer(engine, grammar, model, **options)
+def _min_confidence(recognizer: Any) -> float | None:
+    value = getattr(getattr(recognizer, "settings", None), "min_confidence", None)
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def run_job(job: Job) -> JobResult:
-    """Load the engine, stream every call stream and the chatter, decode every cut call; measure it all."""
+    """Load the engine, stream every call stream and chatter, decode every cut call; measure it all."""
     grammar = Grammar.load()
     intents = grammar.step_intents(CALLING)
+    cond = job.condition
     base = peak_memory_mb()
     t0 = time.process_time()
     try:
@@ -340,17 +433,15 @@ def run_job(job: Job) -> JobResult:
         recognizer = build_recognizer(job.engine, grammar, Path(job.model) if job.model else None, options)
         recognizer.set_step(intents)
     except Exception as exc:  # the table says why an engine did not run
-        return JobResult(job.engine, job.condition, 0, 0, 0, 0, 0, [], None, error=f"{type(exc).__name__}: {exc}")
+        return JobResult(job.engine, cond.name, cond.snr, 0, 0, 0, [], error=f"{type(exc).__name__}: {exc}")
     load = time.process_time() - t0
-    compute = 0.0
-    audio_seconds = 0.0
+    floor = _min_confidence(recognizer)
     results = []
-    for path in (*job.streams, job.chatter):
-        samples, segments = _load_stream(path, job.enhance)
+    for spec in job.streams:
+        samples, segments = _load_stream(spec.path, job.enhance)
         t = time.process_time()
-        streamed = _run_stream(recognizer, grammar, intents, samples)
-        compute += time.process_time() - t
-        audio_seconds += len(samples) / gen.RATE
+        streamed = _run_stream(recognizer, grammar, intents, samples, floor)
+        cpu = time.process_time() - t
         cut: list[Hearing | None] = []
         for seg in segments:
             if seg["kind"] != "call":
@@ -360,76 +451,34 @@ def run_job(job: Job) -> JobResult:
             hi = int((seg["end"] + CUT_MARGIN) * gen.RATE)
             t = time.process_time()
             heard = recognizer.decode(samples[lo:hi], start=lo / gen.RATE)
-            cut.append(_hearing(heard, grammar, intents, time.process_time() - t))
-        results.append(StreamResult(Path(path).stem, len(samples) / gen.RATE, segments, streamed, cut))
+            cut.append(_hearing(heard, grammar, intents, time.process_time() - t, floor))
+        duration = len(samples) / gen.RATE
+        results.append(
+            StreamResult(Path(spec.path).stem, spec.voices, spec.chatter, duration, cpu, segments, streamed, cut)
+        )
     peak = peak_memory_mb()
+    del recognizer
     model = Path(job.model) if job.model else None
-    options = engine_options(job.engine, job.options)
-    real = measure_real(job.engine, model, options, CONDITIONS[job.condition], job.seed) if job.real else {}
-    return JobResult(
-        job.engine, job.condition, load, compute, audio_seconds, peak, base, results[:-1], results[-1], real
-    )
+    sets = measure_real_sets(job.engine, model, options, cond, job.seed) if job.real_sets else {}
+    return JobResult(job.engine, cond.name, cond.snr, load, peak, base, results, sets)
 
 
-# ----- real human recordings ------------------------------------------------------------------------------
-
-
-def real_grammar(grammar: Grammar) -> Grammar:
-    """The bingo grammar plus two bench-only intents and steps: a bare digit string, a bare number."""
-    if grammar.source is None:
-        raise BenchError("the real-speech sets need a grammar loaded from a file")
-    import yaml
-
-    data = yaml.safe_load(grammar.source.read_text(encoding="utf-8"))
-    data["intents"]["bench-digits"] = {"templates": ["{serial}"]}
-    data["intents"]["bench-number"] = {"templates": ["{number}"]}
-    data["steps"]["bench-digits"] = ["bench-digits"]
-    data["steps"]["bench-number"] = ["bench-number"]
-    data["steps"]["bench-yes-no"] = ["yes", "no"]
-    return Grammar(data, grammar.source)
-
-
-REAL_NUMBERS = {"one fifty", "two forty", "nineteen", "thirty three", "one hundred"}
-DIGITS = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "oh"}
-
-
-def real_sets(root: Path = REAL_AUDIO) -> dict[str, list[tuple[Path, str]]]:
-    """Human recordings that fit a grammar step: FSDD single digits, AN4/TIDIGITS digit strings, AN4 numbers."""
-    manifest = root / "manifest.jsonl"
-    if not manifest.exists():
-        return {}
-    sets: dict[str, list[tuple[Path, str]]] = {
-        "fsdd digit": [],
-        "an4 digit string": [],
-        "an4 number": [],
-        "an4 yes/no": [],
-    }
-    for line in manifest.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        path, text = root / entry["path"], str(entry["text"])
-        if str(entry["source"]).lower() == "fsdd":
-            sets["fsdd digit"].append((path, text))
-        elif text in REAL_NUMBERS:
-            sets["an4 number"].append((path, text))
-        elif text in ("yes", "no"):
-            sets["an4 yes/no"].append((path, text))
-        elif len(text.split()) > 1 and all(w in DIGITS for w in text.split()):
-            sets["an4 digit string"].append((path, text))
-    return sets
-
-
-def measure_real(
-    engine: str, model: Path | None, options: dict[str, Any], snr: float | None, seed: int
+def measure_real_sets(
+    engine: str, model: Path | None, options: dict[str, Any], cond: Condition, seed: int
 ) -> dict[str, tuple[int, int]]:
-    """Real speech decoded with a digits-only or number-only step: (right, total) per set."""
+    """Real speech decoded with a digits-only, number-only or yes/no step: (right, total) per set."""
     from ..audio import read_wav
 
-    sets = real_sets()
+    sets = real.real_sets()
     if not sets:
         return {}
-    grammar = real_grammar(Grammar.load())
+    grammar = real.real_grammar(Grammar.load())
     recognizer = build_recognizer(engine, grammar, model, options)
-    crowd = gen.Crowd(random.Random(seed + 2)) if snr is not None else None
+    crowd: gen.Crowd | None = None
+    if cond.babble == "espeak":
+        crowd = gen.Crowd(random.Random(seed + 2))
+    elif cond.babble == "real":
+        crowd = real.real_crowd(random.Random(seed + 2))
     rng = random.Random(seed + 3)
     out: dict[str, tuple[int, int]] = {}
     for name, files in sets.items():
@@ -439,7 +488,7 @@ def measure_real(
         for path, text in files:
             samples = read_wav(path).channels[0]
             pad = np.zeros(int(0.3 * gen.RATE), dtype=np.int16)
-            samples = gen.mix(np.concatenate([pad, samples, pad]), snr, rng, crowd)
+            samples = gen.mix(np.concatenate([pad, samples, pad]), cond.snr, rng, crowd)
             heard = recognizer.decode(samples)
             intents = grammar.step_intents(step)
             want = [(m.intent, m.number, m.serial) for m in grammar.parse(text, intents).meanings]
@@ -447,263 +496,6 @@ def measure_real(
             right += int(not heard.uncertain and got == want)
         out[name] = (right, len(files))
     return out
-
-
-# ----- scoring -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """Outcomes of the calls of one condition (each hearing, or each call with both hearings fused)."""
-
-    right: int = 0
-    wrong: int = 0
-    uncertain: int = 0
-    missed: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.right + self.wrong + self.uncertain + self.missed
-
-    def add(self, outcome: str) -> None:
-        setattr(self, outcome, getattr(self, outcome) + 1)
-
-    def pct(self, outcome: str) -> float:
-        count: int = getattr(self, outcome)
-        return 100.0 * count / self.total if self.total else float("nan")
-
-
-def _overlap(h: Hearing, seg: dict[str, Any]) -> float:
-    return min(h.end, float(seg["end"])) - max(h.start, float(seg["start"]))
-
-
-THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-"""Confidence thresholds of the sweep: what min_confidence would give, from the same run's confidences."""
-
-
-def sure(h: Hearing, threshold: float | None = None) -> bool:
-    """The engine's own verdict, or: at least this confident (the sweep)."""
-    return not h.uncertain if threshold is None else bool(h.text) and h.confidence >= threshold
-
-
-def outcome(hearings: Sequence[Hearing], ball: int, threshold: float | None = None) -> tuple[str, int | None]:
-    """What the procedure would take from these results for one said call, and the ball it would take."""
-    certain = {b for h in hearings if sure(h, threshold) for b in h.calls}
-    if certain == {ball}:
-        return "right", ball
-    if certain:
-        return "wrong", min(certain, key=lambda b: b != ball)
-    if hearings:
-        return "uncertain", None
-    return "missed", None
-
-
-def fuse(first: tuple[str, int | None], second: tuple[str, int | None], ball: int) -> str:
-    """Both hearings of one call: agreeing or a single sure hearing decides; disagreeing is uncertain."""
-    heard = [b for kind, b in (first, second) if kind in ("right", "wrong") and b is not None]
-    if not heard:
-        return "uncertain" if "uncertain" in (first[0], second[0]) else "missed"
-    if len(set(heard)) > 1:
-        return "uncertain"
-    return "right" if heard[0] == ball else "wrong"
-
-
-@dataclass
-class Score:
-    """One engine on one condition."""
-
-    engine: str
-    condition: str
-    streamed: Tally = field(default_factory=Tally)
-    streamed_fused: Tally = field(default_factory=Tally)
-    cut: Tally = field(default_factory=Tally)
-    cut_fused: Tally = field(default_factory=Tally)
-    phrases_right: int = 0
-    phrases: int = 0
-    false_calls_chatter: int = 0
-    chatter_minutes: float = 0.0
-    false_calls_gaps: int = 0
-    gap_minutes: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-    rtf: float = float("nan")
-    peak_mb: float = float("nan")
-    base_mb: float = float("nan")
-    load_seconds: float = float("nan")
-    real: dict[str, tuple[int, int]] = field(default_factory=dict)
-    error: str | None = None
-    sweep_streamed: dict[float, Tally] = field(default_factory=dict)
-    sweep_cut: dict[float, Tally] = field(default_factory=dict)
-    sweep_chatter: dict[float, int] = field(default_factory=dict)
-
-
-def score_stream(result: StreamResult, score: Score) -> None:
-    segments = result.segments
-    assigned: dict[int, list[Hearing]] = {i: [] for i in range(len(segments))}
-    for h in result.streamed:
-        best = max(range(len(segments)), key=lambda i: _overlap(h, segments[i]), default=None)
-        if best is not None and _overlap(h, segments[best]) > 0:
-            assigned[best].append(h)
-        elif not h.uncertain and h.calls:
-            score.false_calls_gaps += len(h.calls)
-    speech = sum(s["end"] - s["start"] for s in segments)
-    score.gap_minutes += max(0.0, result.duration - speech) / 60.0
-    pending: dict[int, tuple[tuple[str, int | None], tuple[str, int | None]]] = {}
-    for i, seg in enumerate(segments):
-        if seg["kind"] == "phrase":
-            score.phrases += 1
-            hs = assigned[i]
-            ok = any(not h.uncertain and seg["intent"] in h.intents for h in hs)
-            score.phrases_right += int(ok and not any(not h.uncertain and h.calls for h in hs))
-            continue
-        ball = int(seg["ball"])
-        heard = outcome(assigned[i], ball)
-        score.streamed.add(heard[0])
-        if heard[0] == "right":
-            # From the true end of speech (the generator knows it) to the result.
-            score.latencies.extend(h.ready - seg["end"] for h in assigned[i] if not h.uncertain and ball in h.calls)
-        cut_hearing = result.cut[i]
-        cut = outcome([cut_hearing] if cut_hearing is not None and cut_hearing.text else [], ball)
-        if cut_hearing is not None and not cut_hearing.text:
-            cut = ("uncertain" if cut_hearing.uncertain else "missed", None)
-        score.cut.add(cut[0])
-        for t in THRESHOLDS:
-            score.sweep_streamed.setdefault(t, Tally()).add(outcome(assigned[i], ball, t)[0])
-            cut_at = [cut_hearing] if cut_hearing is not None and cut_hearing.text else []
-            score.sweep_cut.setdefault(t, Tally()).add(outcome(cut_at, ball, t)[0])
-        if seg["hearing"] == 1:
-            pending[ball] = (heard, cut)
-        elif seg["hearing"] == 2 and ball in pending:
-            first_streamed, first_cut = pending.pop(ball)
-            score.streamed_fused.add(fuse(first_streamed, heard, ball))
-            score.cut_fused.add(fuse(first_cut, cut, ball))
-
-
-def score_job(job: JobResult) -> Score:
-    score = Score(job.engine, job.condition, error=job.error)
-    if job.error:
-        return score
-    for stream in job.streams:
-        score_stream(stream, score)
-    if job.chatter is not None:
-        score.chatter_minutes = job.chatter.duration / 60.0
-        score.false_calls_chatter = sum(len(h.calls) for h in job.chatter.streamed if not h.uncertain)
-        for t in THRESHOLDS:
-            score.sweep_chatter[t] = sum(len(h.calls) for h in job.chatter.streamed if sure(h, t))
-    score.rtf = job.compute_seconds / job.audio_seconds if job.audio_seconds else float("nan")
-    score.peak_mb = job.peak_mb
-    score.base_mb = job.base_mb
-    score.load_seconds = job.load_seconds
-    score.real = job.real
-    return score
-
-
-def _pct(x: float) -> str:
-    return "-" if x != x else f"{x:.1f}"
-
-
-def _ms(values: Sequence[float], q: float) -> str:
-    if not values:
-        return "-"
-    ordered = sorted(values)
-    return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.0f}"
-
-
-COLUMNS = (
-    "engine",
-    "condition",
-    "calls",
-    "right %",
-    "wrong %",
-    "uncertain %",
-    "missed %",
-    "fused right %",
-    "fused wrong %",
-    "cut right %",
-    "cut wrong %",
-    "cut fused right %",
-    "phrases right %",
-    "false calls/min chatter",
-    "false calls/min gaps",
-    "latency p50 ms",
-    "latency p95 ms",
-    "RTF",
-    "peak MB",
-    "of which python MB",
-    "load s",
-)
-
-
-def table_rows(scores: Iterable[Score]) -> list[list[str]]:
-    rows = []
-    for s in scores:
-        if s.error:
-            rows.append([s.engine, s.condition, s.error] + [""] * (len(COLUMNS) - 3))
-            continue
-        rows.append(
-            [
-                s.engine,
-                s.condition,
-                str(s.streamed.total),
-                _pct(s.streamed.pct("right")),
-                _pct(s.streamed.pct("wrong")),
-                _pct(s.streamed.pct("uncertain")),
-                _pct(s.streamed.pct("missed")),
-                _pct(s.streamed_fused.pct("right")),
-                _pct(s.streamed_fused.pct("wrong")),
-                _pct(s.cut.pct("right")),
-                _pct(s.cut.pct("wrong")),
-                _pct(s.cut_fused.pct("right")),
-                _pct(100.0 * s.phrases_right / s.phrases if s.phrases else float("nan")),
-                f"{s.false_calls_chatter / s.chatter_minutes:.2f}" if s.chatter_minutes else "-",
-                f"{s.false_calls_gaps / s.gap_minutes:.2f}" if s.gap_minutes else "-",
-                _ms(s.latencies, 0.5),
-                _ms(s.latencies, 0.95),
-                f"{s.rtf:.3f}",
-                f"{s.peak_mb:.0f}",
-                f"{s.base_mb:.0f}",
-                f"{s.load_seconds:.2f}",
-            ]
-        )
-    return rows
-
-
-def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def real_table(scores: Iterable[Score]) -> str:
-    rows = []
-    for s in scores:
-        for name, (right, total) in s.real.items():
-            rows.append(
-                [s.engine, s.condition, name, str(total), _pct(100.0 * right / total if total else float("nan"))]
-            )
-    if not rows:
-        return ""
-    return markdown(("engine", "condition", "real set", "files", "right %"), rows)
-
-
-def sweep_table(scores: Iterable[Score]) -> str:
-    rows = []
-    for s in scores:
-        for t in sorted(s.sweep_cut):
-            streamed, cut = s.sweep_streamed[t], s.sweep_cut[t]
-            rows.append(
-                [
-                    s.engine,
-                    s.condition,
-                    f"{t:.1f}",
-                    _pct(streamed.pct("right")),
-                    _pct(streamed.pct("wrong")),
-                    _pct(cut.pct("right")),
-                    _pct(cut.pct("wrong")),
-                    f"{s.sweep_chatter.get(t, 0) / s.chatter_minutes:.2f}" if s.chatter_minutes else "-",
-                ]
-            )
-    header = ("engine", "condition", "min confidence", "right %", "wrong %", "cut right %", "cut wrong %")
-    return markdown((*header, "false calls/min chatter"), rows) if rows else ""
 
 
 # ----- running it all -------------------------------------------------------------------------------------
@@ -715,18 +507,28 @@ def vosk_model() -> str | None:
     return value if value and Path(value).is_dir() else None
 
 
-def run(plan: Plan, workdir: Path | None = None, log: Any = print) -> tuple[list[Score], list[str]]:
-    """Build the audio, run every engine on every condition in child processes, score; notes for the table."""
+def run(
+    plan: Plan, workdir: Path | None = None, log: Any = print, dump: Path | None = None
+) -> tuple[list[Score], list[str]]:
+    """Build the audio, run every engine on every condition in child processes, score; notes for the table.
+
+    `dump`: also write every hearing (streamed and cut) with its truth to this JSONL file.
+    """
     grammar = Grammar.load()
     notes: list[str] = []
     engines = []
     for engine in plan.engines:
-        if engine not in ENGINES + PROBES:
-            raise BenchError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES + PROBES)})")
+        if engine not in ENGINES:
+            raise BenchError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
         if engine == "vosk" and vosk_model() is None:
             notes.append("vosk: no English model here (set BINGO_VOSK_MODEL to an English vosk model folder)")
             continue
         engines.append(engine)
+    check_options(plan.engines, plan.options)
+    for babble in plan.babble:
+        if babble not in BABBLES:
+            raise BenchError(f"unknown babble {babble!r} (expected {', '.join(BABBLES)})")
+    started, load_before = time.time(), os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bingo-bench-") as tmp:
         folder = workdir or Path(tmp)
         t = time.perf_counter()
@@ -737,23 +539,39 @@ def run(plan: Plan, workdir: Path | None = None, log: Any = print) -> tuple[list
                 engine,
                 vosk_model() if engine == "vosk" else None,
                 cond,
-                tuple(audio[cond][0]),
-                audio[cond][1],
+                tuple(audio[cond.key]),
                 plan.enhance,
                 plan.options,
-                plan.real,
+                plan.real_sets,
                 plan.seed,
             )
             for engine in engines
-            for cond in plan.conditions
+            for cond in plan.conditions()
         ]
-        scores = []
+        scores: list[Score] = []
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context, max_tasks_per_child=1) as pool:
-            for result in pool.map(run_job, jobs):
-                scores.append(score_job(result))
-                log(f"{result.engine} {result.condition}: done")
-    return scores, notes
+        out = dump.open("w", encoding="utf-8") if dump else None
+        try:
+            with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context, max_tasks_per_child=1) as pool:
+                for result in pool.map(run_job, jobs):
+                    scores.extend(score_job(result))
+                    if out is not None:
+                        out.writelines(json.dumps(line) + "\n" for line in dump_lines(result))
+                    log(f"{result.engine} {result.condition}: done at {time.perf_counter() - t:.0f} s")
+        finally:
+            if out is not None:
+                out.close()
+    load_after = os.getloadavg()
+    notes.append(
+        f"measured {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))}-{time.strftime('%H:%M', time.gmtime())}"
+        f" UTC on {os.cpu_count()} cores; load average (1, 5, 15 min) {_loads(load_before)} before,"
+        f" {_loads(load_after)} after"
+    )
+    return ordered(scores, [c.name for c in plan.conditions()]), notes
+
+
+def _loads(values: Sequence[float]) -> str:
+    return " / ".join(f"{v:.1f}" for v in values)
 
 
 def code_version() -> str:
@@ -778,9 +596,12 @@ def code_version() -> str:
 
 def report(plan: Plan, scores: Sequence[Score], notes: Sequence[str], command: str) -> str:
     parts = [f"Command: `{command}` at commit {code_version()}", "", markdown(COLUMNS, table_rows(scores))]
-    real = real_table(scores)
-    if real:
-        parts += ["", "Real human speech (decode of each file, digits-only or number-only step):", "", real]
+    targets = targets_table(scores)
+    if targets:
+        parts += ["", "Against the targets of issue 12 (✓ met, ✗ not met):", "", targets]
+    sets = real_sets_table(scores)
+    if sets:
+        parts += ["", "Real recordings, each decoded with the step that fits it (digits, number, yes/no):", "", sets]
     sweep = sweep_table(scores)
     if sweep:
         parts += ["", "Confidence sweep: the same results with uncertain = confidence below the threshold:", "", sweep]

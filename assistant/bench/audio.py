@@ -1,5 +1,7 @@
 """Benchmark audio made here: espeak-ng voices saying calls and phrases, crowd babble, off-grammar chatter.
 
+The human recordings (real calls, real babble) are cut and laid out in `real.py` with the same tools.
+
 Nothing generated is committed: streams are rebuilt from a seed. Every stream is 16 kHz int16 mono and
 carries the truth (which words were said, where) so the benchmark can score what a recognizer heard.
 """
@@ -119,6 +121,8 @@ class Segment:
     intent: str | None = None
     hearing: int = 0
     """1 or 2: callers say every call twice; 0 when not a call."""
+    recordings: tuple[str, ...] = ()
+    """The human recordings it is made of (real calls and chatter), relative to REAL_AUDIO."""
 
 
 @dataclass
@@ -143,6 +147,8 @@ class Item:
     ball: Ball | None = None
     intent: str | None = None
     hearing: int = 0
+    recordings: tuple[Path, ...] = ()
+    """For recorded speech: the files it is said from, in order."""
 
 
 def _pcm_from_espeak_wav(data: bytes) -> np.ndarray:
@@ -199,22 +205,41 @@ def power(samples: np.ndarray) -> float:
 
 
 class Crowd:
-    """Crowd babble: several espeak talkers reading sentences at once, each from a random offset."""
+    """Crowd babble: several talkers at once, each reading clips back to back from a random offset.
 
-    def __init__(self, rng: random.Random, talkers: int = 6, pool_size: int = 24) -> None:
+    The clips come in groups; a talker picks a group, then a clip in it, so a group of many short clips
+    (single digits) does not crowd out a group of a few long ones (sentences). By default: one group of
+    espeak voices reading Harvard sentences.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        talkers: int = 6,
+        pool_size: int = 24,
+        groups: Sequence[Sequence[np.ndarray]] | None = None,
+        name: str = "espeak",
+    ) -> None:
         self.rng = rng
         self.talkers = talkers
-        names = list(VOICES)
-        self.pool = [
-            speak(rng.choice(BABBLE_SENTENCES), Voice(rng.choice(names), rng.choice((150, 175, 200))))
-            for _ in range(pool_size)
-        ]
+        self.name = name
+        if groups is None:
+            names = list(VOICES)
+            groups = [
+                [
+                    speak(rng.choice(BABBLE_SENTENCES), Voice(rng.choice(names), rng.choice((150, 175, 200))))
+                    for _ in range(pool_size)
+                ]
+            ]
+        self.groups = [list(g) for g in groups if len(g)]
+        if not self.groups:
+            raise ValueError("a crowd needs at least one clip")
 
     def _talker(self, n: int) -> np.ndarray:
         track = np.zeros(n, dtype=np.float64)
         pos = -self.rng.randrange(0, 3 * RATE)  # each talker is mid-sentence when the stream starts
         while pos < n:
-            clip = self.rng.choice(self.pool).astype(np.float64)
+            clip = self.rng.choice(self.rng.choice(self.groups)).astype(np.float64)
             lo, hi = max(pos, 0), min(pos + len(clip), n)
             if hi > lo:
                 track[lo:hi] += clip[lo - pos : hi - pos]
@@ -239,12 +264,27 @@ def build_stream(
     gap: tuple[float, float] = (1.0, 2.0),
     lead: float = 1.0,
 ) -> Stream:
-    """Say `items` one after another (item i in voice_for[i]), gaps of babble-only audio between them.
+    """Say `items` one after another (item i in voice_for[i]), gaps of babble-only audio between them."""
+    clips = [speak(item.text, voice) for item, voice in zip(items, voice_for, strict=True)]
+    return assemble(name, items, clips, snr_db, rng, crowd, gap, lead)
+
+
+def assemble(
+    name: str,
+    items: Sequence[Item],
+    clips: Sequence[np.ndarray],
+    snr_db: float | None,
+    rng: random.Random,
+    crowd: Crowd | None,
+    gap: tuple[float, float] = (1.0, 2.0),
+    lead: float = 1.0,
+    speech_power: float | None = None,
+) -> Stream:
+    """Lay `clips` (item i said as clips[i]) one after another with gaps of background-only audio.
 
     snr_db None is clean (a faint dither only); otherwise babble runs under the whole stream, its level set
-    so that speech power over babble power is `snr_db`.
+    so that speech power (by default the mean power of the clips) over babble power is `snr_db`.
     """
-    clips = [speak(item.text, voice) for item, voice in zip(items, voice_for, strict=True)]
     starts: list[int] = []
     pos = int(lead * RATE)
     for clip in clips:
@@ -264,9 +304,11 @@ def build_stream(
                 ball=item.ball,
                 intent=item.intent,
                 hearing=item.hearing,
+                recordings=tuple(f"{p.parent.name}/{p.name}" for p in item.recordings),
             )
         )
-    speech_power = float(np.mean(np.concatenate([c.astype(np.float64) ** 2 for c in clips]))) if clips else 1e6
+    if speech_power is None:
+        speech_power = float(np.mean(np.concatenate([c.astype(np.float64) ** 2 for c in clips]))) if clips else 1e6
     mixed = add_babble(speech, speech_power, snr_db, rng, crowd)
     return Stream(name, mixed, segments)
 
