@@ -224,3 +224,37 @@ def test_a_call_drowned_in_babble_makes_no_uncalled_winning_number_violation(
     heard = [u for u in result.inputs if isinstance(u, Utterance) and drowned[0].start - 1 < u.start < drowned[1].end]
     assert heard and all(u.uncertain for u in heard)  # both sayings unsure ...
     assert violations(result.occasion.all_findings()) == Counter()  # ... so O71 read by the floor is no violation
+
+
+BAD_CALL = """@game type=regular last_ball_required=yes
+0 caller: last ball called is required
+6 caller: B seven
+9 caller: B seven
+18 caller: B thirty two
+21 caller: B thirty two
+30 caller: N thirty three
+33 caller: N thirty three
+42 caller: this game is completed
+"""
+
+
+@pytest.mark.parametrize("voices", [TUNING_VOICES, HELD_OUT_VOICES], ids=["tuning", "held-out"])
+def test_a_call_naming_no_ball_on_audio_is_for_review_never_a_ball_in_play(
+    grammar: Grammar, settings: Settings, voices: HallVoices
+) -> None:
+    """The recognizers listen for calls that name a ball: "B thirty two" said into the caller's microphone is
+    never taken as N thirty two for sure. Measured: the held-out caller is heard "b thirty two" unsure (the
+    decoder's own letter), the tuning caller "b three n thirty two" unsure; both are listed, neither in play."""
+    items = parse_script(BAD_CALL, grammar)
+    rendering = render(items, voices, seed=0)
+    result = check_recording(
+        from_samples(rendering.samples, 16000), parse_plan(BAD_CALL.splitlines()[0]), settings, grammar
+    )
+    found = result.occasion.all_findings()
+    assert violations(found) == Counter()
+    said = [u for u in result.inputs if isinstance(u, Utterance) and 15 < u.start < 25]
+    assert len(said) == 2 and all(u.uncertain for u in said)
+    assert [f for f in found if f.severity is Severity.UNCERTAIN and abs(f.time - 30) < 1.5]
+    if voices is HELD_OUT_VOICES:
+        assert [u.text for u in said] == ["b thirty two", "b thirty two"]
+        assert [(f.clause, f.code) for f in found] == [("A(5)", "bad-call-not-corrected")]

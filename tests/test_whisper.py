@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -292,6 +293,22 @@ def test_two_sayings_heard_alike_confirm_each_other(recognizer: WhisperRecognize
     recognizer._fuse(first, _reading({39: 0.7, 31: 0.3}))
     second = recognizer._fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), _reading({39: 0.8, 31: 0.2}))
     assert not second.uncertain and second.confidence > 0.9  # 0.7 x 0.8 against 0.3 x 0.2
+
+
+def test_two_hearings_of_chatter_forced_onto_one_call_do_not_confirm_each_other(
+    recognizer: WhisperRecognizer,
+) -> None:
+    """Measured at 10 dB: two chatter sentences heard "b four" (N-best all B 4, free sentences unlike a call,
+    confidence 0.12 and 0.05) had fused to a sure B 4."""
+    recognizer._last_call = None
+    chatter = Reading("b four", 0.12, {4: 1.0}, 4, likeness=0.12)
+    recognizer._fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
+    second = recognizer._fuse(Heard(3.0, 4.0, "b four", 0.05, True), replace(chatter, likeness=0.05))
+    assert second.uncertain and second.confidence < 0.5
+    recognizer._last_call = None
+    recognizer._fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
+    said = recognizer._fuse(Heard(3.0, 4.0, "b four", 0.95, False), Reading("b four", 0.95, {4: 0.95}, 4))
+    assert not said.uncertain and said.confidence == pytest.approx(0.95)  # a clear saying stays as sure as it is
 
 
 def test_two_sayings_heard_apart_are_a_doubt_only_when_each_left_room_for_the_other(

@@ -389,9 +389,13 @@ def _run_stream(
 ) -> list[Hearing]:
     feed = _Feed(samples)
     out = []
+    ahead = getattr(recognizer, "decodes_ahead", False)
     for heard in recognizer.stream(feed):
         lag = time.process_time() - feed.handed
-        out.append(_hearing(heard, grammar, intents, feed.position + lag, floor))
+        # An engine that starts decoding before the utterance closes reports its own latency as it would be
+        # live, in CPU seconds from the end of speech; the feed here cannot see a decode that ran ahead.
+        ready = heard.end + heard.latency if ahead else feed.position + lag
+        out.append(_hearing(heard, grammar, intents, ready, floor))
     return out
 
 

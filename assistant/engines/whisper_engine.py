@@ -40,6 +40,9 @@ EXAMPLE_CALLS = (4, 19, 35, 52, 68)
 """Calls named in the prompt, one per column, written in words: with numerals in the prompt a doubtful call was
 heard as one of the prompt's numbers far more often than as any other (8 of 16 errors at 10 dB); in words,
 never, and more calls were heard right (docs/bench-accuracy.md)."""
+NO_BALL_DOUBT = 0.5
+"""A call heard with its number's letter under the grammar but another letter when decoded freely is at most
+this sure: a doubt between a mis-call and a mis-hearing of the letter, for review (never a violation)."""
 _DIGIT_BY_DIGIT = re.compile(r"\b([bingo])[\s-]+(\d)[\s-]+(\d)\b", re.IGNORECASE)
 
 
@@ -187,12 +190,17 @@ class Reading:
     balls: dict[int, float]
     """Posterior of the ball, when the hearing is one call (N-best share)."""
     single_call: int | None
+    likeness: float = 1.0
+    """How far the free sentence bore the grammar's reading out (1.0, or the similarity that scaled the
+    confidence down): N-best shares say which ball, not whether a ball was said at all."""
 
 
 class WhisperRecognizer:
     """The recognizer port over Whisper base: grammar-constrained decoding of each cut utterance."""
 
     name = "whisper"
+    decodes_ahead = True
+    """Streamed hearings carry their live latency (CPU seconds), the decode that ran ahead counted from its start."""
 
     def __init__(
         self,
@@ -219,7 +227,7 @@ class WhisperRecognizer:
         )
         self._active: tuple[str, ...] = tuple(grammar.intents)
         self._walker(self._active)
-        self._last_call: tuple[float, dict[int, float]] | None = None
+        self._last_call: tuple[float, dict[int, float], float] | None = None
         self._number_vocabulary = {w for n in range(100) for w in grammar.number_words(n).split()} | {"hundred"}
         self.load_seconds = time.process_time() - started
 
@@ -318,7 +326,8 @@ class WhisperRecognizer:
             and len(best.split()) >= self.settings.phrase_words
             and per_token <= self.settings.phrase_gap
         )
-        confidence = posterior if similarity >= self.settings.min_similarity or phrase else posterior * similarity
+        likeness = 1.0 if similarity >= self.settings.min_similarity or phrase else similarity
+        confidence = posterior * likeness
         if any(meaning[0] != "call" for meaning in key):
             # The number of a phrase is what it says ("five balls will be called"): a number the decoder left to
             # itself did not write is a guess of the grammar's, however alike the rest of the sentence.
@@ -329,7 +338,24 @@ class WhisperRecognizer:
                 number = meanings[0][1].number
                 balls[number] = balls.get(number, 0.0) + float(np.exp(score - total))
         said = key[0][1] if len(key) == 1 and key[0][0] == "call" and isinstance(key[0][1], Ball) else None
-        return Reading(best, confidence, balls, said.number if said is not None else None)
+        if said is not None:
+            noball = self._names_no_ball(written, said)
+            if noball is not None:
+                # The grammar holds only calls that name a ball, so it wrote this number's own letter; the
+                # decoder left to itself wrote another. Perhaps the caller said a call naming no ball (A(5)):
+                # those words, never sure, so the procedure lists them for review instead of a ball in play.
+                return Reading(noball, confidence * NO_BALL_DOUBT, {}, None)
+        return Reading(best, confidence, balls, said.number if said is not None else None, likeness)
+
+    def _names_no_ball(self, written: str, said: Ball) -> str | None:
+        """The free sentence's words when they are one call naming no ball with the number of `said`."""
+        typed = self.grammar.parse(written, ("call", "bad-call"))
+        if typed.unknown or len(typed.meanings) != 1:
+            return None
+        meaning = typed.meanings[0]
+        if meaning.intent != "bad-call" or meaning.number != said.number:
+            return None
+        return self._meaning_words(meaning)
 
     def _numbers_heard(self, best: str, free: str) -> float:
         """The share of the number words of `best` that the free sentence holds, its numerals read both as a
@@ -410,15 +436,19 @@ class WhisperRecognizer:
         previous, self._last_call = self._last_call, None
         if reading.single_call is None:
             return heard
-        self._last_call = (heard.end, reading.balls)
+        self._last_call = (heard.end, reading.balls, reading.likeness)
         if previous is None or heard.start - previous[0] > self.settings.fuse_window:
             return heard
         first = previous[1]
+        # Two hearings of chatter forced onto the same call agree on the ball too: what the free sentences said
+        # against a call bounds what their agreement can prove (measured: two espeak chatter sentences at 10 dB,
+        # each "b four" at 0.12 and 0.05, fused to a sure B 4 without this bound).
+        likeness = min(previous[2], reading.likeness)
         said = reading.single_call
         heard_first = max(first, key=lambda b: first[b]) if first else None
         floor = 1e-3
         fused = {b: first.get(b, floor) * reading.balls.get(b, floor) for b in set(first) | set(reading.balls)}
-        share = fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
+        share = likeness * fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
         if heard_first == said:
             confidence = max(heard.confidence, share)
             return replace(heard, confidence=confidence, uncertain=confidence < self.settings.min_confidence)
