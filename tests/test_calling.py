@@ -18,16 +18,6 @@ GAME = "@game type=regular last_ball_required=yes\n0 caller: last ball called is
 ERROR = "Say: an error has been made, I am reading the correct number, please correct your card"
 
 
-@pytest.fixture(scope="module")
-def grammar() -> Grammar:
-    return Grammar.load()
-
-
-@pytest.fixture(scope="module")
-def rules() -> RulePack:
-    return RulePack.load()
-
-
 def run(text: str, grammar: Grammar, rules: RulePack) -> tuple[Any, list[Output]]:
     return check_inputs(parse_script(GAME + text, grammar), rules, grammar, ProcedureSettings())
 

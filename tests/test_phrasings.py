@@ -58,16 +58,6 @@ WAYS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def grammar() -> Grammar:
-    return Grammar.load()
-
-
-@pytest.fixture(scope="module")
-def rules() -> RulePack:
-    return RulePack.load()
-
-
 def label(meaning: Meaning) -> str:
     if meaning.ball is None and meaning.letter is not None and meaning.number is not None:
         return f"{meaning.intent} {meaning.letter}{meaning.number}"

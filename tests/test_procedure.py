@@ -44,16 +44,6 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 ALL_SCENARIOS = sorted(SCENARIOS.glob("*.txt"))
 
 
-@pytest.fixture(scope="module")
-def grammar() -> Grammar:
-    return Grammar.load()
-
-
-@pytest.fixture(scope="module")
-def rules() -> RulePack:
-    return RulePack.load()
-
-
 def run(
     text: str, grammar: Grammar, rules: RulePack, settings: ProcedureSettings | None = None
 ) -> tuple[Any, list[Output]]:

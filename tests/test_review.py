@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from assistant.grammar import Grammar
 from assistant.messages import HeardForReview, Output, Role, Severity
 from assistant.procedure import Procedure, ProcedureSettings, RulePack, check_inputs
@@ -29,16 +27,6 @@ SESSION = """\
 0:40 caller: this game is completed
 0:44 floor: B thirty two
 """
-
-
-@pytest.fixture(scope="module")
-def grammar() -> Grammar:
-    return Grammar.load()
-
-
-@pytest.fixture(scope="module")
-def rules() -> RulePack:
-    return RulePack.load()
 
 
 def test_caller_speech_the_grammar_cannot_place_is_kept_not_dropped(grammar: Grammar, rules: RulePack) -> None:

@@ -29,16 +29,6 @@ def expected(path: Path) -> Counter[tuple[str, str, str | None]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def grammar() -> Grammar:
-    return Grammar.load()
-
-
-@pytest.fixture(scope="module")
-def rules() -> RulePack:
-    return RulePack.load()
-
-
 def test_library_covers_every_finding_code(rules: RulePack) -> None:
     declared = {code for path in SCENARIOS for (_, code, _) in expected(path)}
     assert set(rules.findings) - declared == set()
