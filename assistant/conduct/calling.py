@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..messages import Ball, Role
 from .core import ConductCore, clock
 from .state import Correction, Pending
@@ -38,6 +40,15 @@ class Calling(ConductCore):
             self._new_ball(ball)
             self._repeated()
             return
+        if correction is not None and self._letter_misheard(correction, ball):
+            # The unsure call naming no ball was this call's first saying, its letter misheard: said twice.
+            self.correction = None
+            self._cancel("miscall")
+            self._new_ball(ball)
+            if self.pending is not None:
+                self.pending = replace(self.pending, time=correction.time, heard=correction.heard, unsure=True)
+            self._repeated()
+            return
         if correction is not None:
             self._settle_correction()
         pending = self.pending
@@ -59,6 +70,19 @@ class Calling(ConductCore):
             self._due("repeat", self.settings.repeat_window)
             return
         self._new_ball(ball)
+
+    def _letter_misheard(self, correction: Correction, ball: Ball) -> bool:
+        """An unsure hearing of a call naming no ball ("b fifty"), then this ball's number with its own letter
+        ("g fifty") and no call in hand: the letter is the least sure part of a call heard in a hall, so the
+        unsure hearing is taken as this call's first saying, not as a mis-call left uncorrected (A(5))."""
+        return (
+            correction.unsure
+            and not correction.sentence
+            and correction.noball is not None
+            and correction.noball[1] == ball.number
+            and self.pending is None
+            and ball not in self.board.called
+        )
 
     def _different_call(self, pending: Pending, ball: Ball) -> bool:
         """A call that is not the second saying of the one in hand; True when it is the next ball.

@@ -19,6 +19,11 @@ class Correcting(ConductCore):
         if meaning is None or meaning.letter is None or meaning.number is None:
             return
         named = (meaning.letter, meaning.number)
+        pending = self.pending
+        if self.now.unsure and pending is not None and pending.ball.number == meaning.number:
+            # Heard unsure, the call in hand's number under another letter: its second saying, the letter misheard.
+            self._repeated()
+            return
         correction = self.correction
         if correction is not None and correction.noball == named and not correction.sentence:
             return
