@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from recorded import recordings_grammar, script_lines
 
 from assistant.audio import AudioChunk, chunks, from_samples, read_wav
 from assistant.bench.audio import Crowd, Voice, mix, speak
@@ -30,23 +31,9 @@ FIXTURES = ROOT / "audio_fixtures"
 REAL = REAL_AUDIO
 
 
-def script_lines(path: Path) -> list[tuple[float, str, str]]:
-    out = []
-    for line in path.read_text().splitlines():
-        if line and line[0].isdigit():
-            time, rest = line.split(" ", 1)
-            role, words = rest.split(": ", 1)
-            out.append((float(time), role, words))
-    return out
-
-
 @pytest.fixture(scope="module")
 def grammar() -> Grammar:
-    data = yaml.safe_load(DEFAULT_GRAMMAR.read_text(encoding="utf-8"))
-    # Two extra intents to test with recordings of bare numbers and digit strings.
-    data["intents"]["number-only"] = {"templates": ["{number}"]}
-    data["intents"]["digits-only"] = {"templates": ["{serial}"]}
-    return Grammar(data)
+    return recordings_grammar()
 
 
 @pytest.fixture(scope="module")

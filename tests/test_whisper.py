@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
+from recorded import recordings_grammar, script_lines
 
 from assistant.audio import chunks, read_wav
 from assistant.bench.audio import Voice, speak, trim
@@ -25,7 +25,7 @@ from assistant.engines.whisper_model import (
     find_whisper_model,
     join_packaged_model,
 )
-from assistant.grammar import DEFAULT_GRAMMAR, Grammar
+from assistant.grammar import Grammar
 from assistant.messages import Ball
 from assistant.settings import REAL_AUDIO
 
@@ -36,10 +36,7 @@ REAL = REAL_AUDIO
 
 @pytest.fixture(scope="module")
 def grammar() -> Grammar:
-    data = yaml.safe_load(DEFAULT_GRAMMAR.read_text(encoding="utf-8"))
-    data["intents"]["number-only"] = {"templates": ["{number}"]}
-    data["intents"]["digits-only"] = {"templates": ["{serial}"]}
-    return Grammar(data)
+    return recordings_grammar()
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +49,6 @@ def recognizer(grammar: Grammar, model: Path) -> WhisperRecognizer:
     r = make_recognizer("whisper", grammar, model)
     assert isinstance(r, WhisperRecognizer)
     return r
-
-
-def script_lines(path: Path) -> list[tuple[float, str, str]]:
-    out = []
-    for line in path.read_text().splitlines():
-        if line and line[0].isdigit():
-            time, rest = line.split(" ", 1)
-            role, words = rest.split(": ", 1)
-            out.append((float(time), role, words))
-    return out
 
 
 def sure_calls(grammar: Grammar, heard: list[Heard]) -> list[str]:
