@@ -171,6 +171,20 @@ def end_of(item: Input) -> float:
 
 
 @dataclass(frozen=True)
+class Doubt:
+    """A hearing that keeps a finding from being a violation: one it rests on, heard unsure, or unsure speech of
+    whoever owed the words it misses, where they were owed."""
+
+    time: float
+    role: Role
+    heard: str
+    why: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"time": round(self.time, 2), "role": self.role.value, "heard": self.heard, "why": self.why}
+
+
+@dataclass(frozen=True)
 class Finding:
     """A deviation from the rule (or an unsure hearing), citing its clause as written in the rule."""
 
@@ -181,6 +195,8 @@ class Finding:
     heard: str
     message: str
     game: int | None = None
+    doubts: tuple[Doubt, ...] = ()
+    """Why it is uncertain: the unsure hearings it rests on or that may hold the words it misses."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -190,6 +206,7 @@ class Finding:
             "time": round(self.time, 2),
             "heard": self.heard,
             "message": self.message,
+            "doubts": [d.to_json() for d in self.doubts],
         }
 
 

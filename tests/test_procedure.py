@@ -276,6 +276,7 @@ def test_json_report_contract(grammar: Grammar, rules: RulePack) -> None:
             "time": 25.0,
             "heard": "B seven",
             "message": "B7 was said only once; each call is said twice",
+            "doubts": [],
         },
         {
             "clause": "A(2)",
@@ -284,6 +285,7 @@ def test_json_report_contract(grammar: Grammar, rules: RulePack) -> None:
             "time": 25.0,
             "heard": "B seven",
             "message": "N33 was called while B7 was still owed its second saying: was only one ball out at a time?",
+            "doubts": [],
         },
     ]
     assert game["review"] == []
@@ -441,3 +443,18 @@ def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePa
     names = {n for spec in rules.transitions for n in spec.conditions + spec.callbacks}
     owners = {name: [cls.__name__ for cls in parts if name in vars(cls)] for name in names}
     assert {name: found for name, found in owners.items() if len(found) != 1} == {}
+
+
+def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Grammar, rules: RulePack) -> None:
+    """The rule of evidence, once for every clause: the doubts of a finding are the unsure hearings it rests on,
+    or the unsure speech of whoever owed the missing words, inside the window where they were owed."""
+    occasion, _ = run(GAME + "6 caller?: B seven\n9 caller: N thirty three\n12 caller: N thirty three\n", grammar, rules)
+    rests = [f for f in occasion.all_findings() if f.code == "repeat-mismatch"]
+    assert rests and all(f.severity is Severity.UNCERTAIN for f in rests)
+    assert [(d.time, d.heard) for d in rests[0].doubts] == [(6.0, "B seven")]
+    occasion, _ = run(GAME + "6 caller: B seven\n8 caller?: mumble\n20 caller: N thirty three\n", grammar, rules)
+    absent = next(f for f in occasion.all_findings() if f.code == "call-not-repeated")
+    assert absent.severity is Severity.UNCERTAIN
+    assert [(d.time, d.role.value, d.why.startswith("the words owed")) for d in absent.doubts] == [(8.0, "caller", True)]
+    as_json = json.loads(json.dumps(absent.to_json()))
+    assert as_json["doubts"][0]["time"] == 8.0 and as_json["doubts"][0]["role"] == "caller"

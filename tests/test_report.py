@@ -70,7 +70,7 @@ def test_json_is_the_check_json_contract(db: Path) -> None:
     assert {"number", "type", "calls", "claims", "status", "findings"} <= game.keys()
     assert game["calls"][0].keys() == {"ball", "time"}
     finding = next(f for g in data["games"] for f in g["findings"])
-    assert finding.keys() == {"clause", "code", "severity", "time", "heard", "message"}
+    assert finding.keys() == {"clause", "code", "severity", "time", "heard", "message", "doubts"}
     assert data["occasion"]["prizes_total"] == 900.0
 
 

@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .accuracy import BABBLES, ENGINES, SNRS, BenchError, Plan, report, run
+from .accuracy import BABBLES, ENGINES, SNRS, BenchError, Plan, engine_options, report, run
 
 
 def _snrs(text: str) -> tuple[str, ...]:
@@ -115,7 +115,17 @@ def main(argv: list[str] | None = None) -> int:
     acc.add_argument("--workdir", type=Path, default=None, help="keep the generated audio here")
     acc.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     acc.add_argument("--dump", type=Path, default=None, help="write every hearing with its truth here (JSONL)")
+    hall = sub.add_parser("hall", help="the hall set: paused calls over a PA in continuous babble vs babble around")
+    hall.add_argument("--sets", default="held-out", help="voice sets: held-out (flite), tuning (espeak), real")
+    hall.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
+    hall.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
+    hall.add_argument("--engine", choices=ENGINES, default="whisper")
+    hall.add_argument("--option", type=_option, action="append", default=[], help="as for accuracy")
+    hall.add_argument("--seed", type=int, default=7)
+    hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     args = parser.parse_args(argv)
+    if args.bench == "hall":
+        return _hall(args, argv)
 
     quick = args.quick
     engines = ("whisper", "pocketsphinx", "vosk") if args.engine == "all" else (args.engine,)
@@ -146,6 +156,31 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     text = report(plan, scores, notes, command)
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
+    from . import hallset
+
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s not in hallset.SETS]
+    if unknown:
+        print(f"bench: unknown voice sets {unknown}; choose from {sorted(hallset.SETS)}", file=sys.stderr)
+        return 2
+    snrs = [None if s == "clean" else float(s) for s in args.snr]
+    try:
+        options = engine_options(args.engine, args.option)
+        table = hallset.run(
+            sets, snrs, args.calls, args.seed, args.engine, options, log=lambda m: print(m, file=sys.stderr, flush=True)
+        )
+    except (BenchError, hallset.HallSetError) as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    text = f"{table}\n\n{command}\n"
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from ..messages import Ball, Role
 from .core import ConductCore, clock
-from .state import Correction, Pending
+from .state import Correction, Hearing, Pending
 
 TEEN_OR_TY = {13: 30, 14: 40, 15: 50, 16: 60, 17: 70}
 """Numbers said alike: "thirteen" and "thirty", ... "seventeen" and "seventy"."""
@@ -100,7 +100,8 @@ class Calling(ConductCore):
                     self._withdraw(pending.ball)
                     self._add_call(ball)
                     kept = ball
-                self.find("repeat-mismatch", unsure=True, ball=pending.ball, kept=kept)
+                first = Hearing(pending.time, Role.CALLER, pending.heard, pending.unsure)
+                self.find("repeat-mismatch", rests_on=[first], ball=pending.ball, kept=kept)
                 return False
             if misread(pending.ball, ball):
                 # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.

@@ -20,6 +20,7 @@ from ..messages import (
     CallMade,
     CallRecord,
     CallWithdrawn,
+    Doubt,
     Finding,
     GameRecord,
     HeardForReview,
@@ -36,6 +37,9 @@ from .state import Announced, Claim, Correction, Due, Hearing, Now, Pending
 
 INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
 """Triggers that come from inputs other than speech."""
+RESTS_ON = "the finding rests on this hearing, heard unsure"
+STATE_RESTS_ON = "the step the game was in rests on this hearing, heard unsure"
+MAY_HOLD = "the words owed may have been said here, heard unsure"
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class ConductCore:
         self.game: GameRecord | None = None
         self.now = Now()
         self.state_unsure = False
+        self.state_hearing: Hearing | None = None
+        """The unsure hearing that put the machine in its state (a "bingo" heard unsure), while it is there."""
         self.outage: OutageRecord | None = None
         self.outage_flagged = False
         self.unsure_hearings: list[Hearing] = []
@@ -132,7 +138,14 @@ class ConductCore:
         taken = bool(event.trigger(self))
         if self.state != before:
             self.state_unsure = trigger not in ("call", *INPUT_TRIGGERS) and self.now.unsure
+            self.state_hearing = self.hearing_in_hand() if self.state_unsure else None
         return taken
+
+    def hearing_in_hand(self) -> Hearing | None:
+        utterance = self.now.utterance
+        if utterance is None:
+            return None
+        return Hearing(self.now.time, utterance.role, self.now.heard, self.now.unsure)
 
     def expire(self, time: float, inclusive: bool = False) -> None:
         """Let the windows that closed before `time` speak: a prompt or a finding, never a hang."""
@@ -163,29 +176,52 @@ class ConductCore:
         unsure: bool = False,
         at: float | None = None,
         since: float | None = None,
+        rests_on: Sequence[Hearing] = (),
         **fields: object,
     ) -> None:
-        """A finding; one made from an absence (`owed` in the rule pack) is uncertain when a hearing of
-        the role that owed the words was unsure between `since` (default: the game's start) and now."""
+        """A finding, judged by the rule of evidence, the same way for every clause.
+
+        It is a violation (or a warning) only when every hearing it rests on was sure and, for a finding made
+        from an absence (`owed` in the rule pack: words that were not heard), no unsure hearing of the role that
+        owed the words falls in the window where they were owed (`since`, by default the game's start, up to now).
+        Otherwise it is uncertain, and its `doubts` name the hearings that made it so.
+
+        The hearings it rests on: the one in hand, the one that put the machine in its state (a claim heard
+        unsure), and the earlier hearing the check names (`heard`, `at`), unsure when `unsure`."""
         spec = self.rules.findings[code]
-        unsure = unsure or self.now.unsure or self.state_unsure or spec.severity is Severity.UNCERTAIN
+        if since is not None and not spec.owed:
+            raise RuleError(f"finding {code!r} is made from an absence (since {since}) but names no role that owed it")
+        doubts = [Doubt(h.time, h.role, h.text, RESTS_ON) for h in rests_on if h.unsure]
+        in_hand = self.hearing_in_hand()
+        if unsure:
+            role = in_hand.role if in_hand is not None else Role(spec.owed[0]) if spec.owed else Role.CALLER
+            said = at if at is not None else since if since is not None else self.now.time
+            doubts.append(Doubt(said, role, self.now.heard if heard is None else heard, RESTS_ON))
+        if in_hand is not None and in_hand.unsure:
+            doubts.append(Doubt(in_hand.time, in_hand.role, in_hand.text, RESTS_ON))
+        if self.state_unsure and self.state_hearing is not None:
+            h = self.state_hearing
+            doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
         message = spec.message
-        if spec.owed and not unsure:
+        if spec.owed and not doubts:
             start = since if since is not None else (self.game.start if self.game else 0.0)
             hidden = self.heard_unsure(spec.owed, start)
             if hidden is not None:
-                unsure = True
+                doubts.append(Doubt(hidden.time, hidden.role, hidden.text, MAY_HOLD))
                 words = hidden.text.replace("{", "{{").replace("}", "}}")
                 message += f"; perhaps said in the unsure hearing at {clock(hidden.time)} ('{words}')"
+        doubts = list({(d.time, d.heard): d for d in doubts}.values())
+        uncertain = bool(doubts) or self.state_unsure or spec.severity is Severity.UNCERTAIN
         heard = self.now.heard if heard is None else heard
         finding = Finding(
             clause=spec.clause,
             code=code,
-            severity=Severity.UNCERTAIN if unsure else spec.severity,
+            severity=Severity.UNCERTAIN if uncertain else spec.severity,
             time=self.now.time if at is None else at,
             heard=heard,
             message=message.format_map(_Fields(heard=heard, **fields)),
             game=self.game.number if self.game else None,
+            doubts=tuple(doubts),
         )
         if self.game is None or spec.clause.startswith("E(2)"):
             self.occasion.findings.append(finding)
@@ -199,7 +235,7 @@ class ConductCore:
         for hearing in reversed(self.unsure_hearings):
             if hearing.time < since:
                 return None
-            if hearing.role.value in roles:
+            if hearing.role.value in roles and hearing.unsure:
                 return hearing
         return None
 

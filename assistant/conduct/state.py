@@ -37,6 +37,7 @@ class Hearing:
     time: float
     role: Role
     text: str
+    unsure: bool = True
 
 
 @dataclass

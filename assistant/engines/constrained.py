@@ -344,8 +344,13 @@ class ConstrainedSearch:
         margin: float = 10.0,
         max_free: int = 24,
         first_beam: int = 12,
+        free_prompt: Sequence[int] | None = None,
     ) -> SearchResult:
-        """The best sentences of the grammar for this audio (encoder output), and the free greedy sentence."""
+        """The best sentences of the grammar for this audio (encoder output), and the free greedy sentence.
+
+        With `free_prompt` the free sentence is decoded on its own from that prompt (an unprimed yardstick: a
+        prompt that names calls draws the free sentence to them as much as the grammar's); without it, beside
+        the beam from the same prompt."""
         cross: Cross = self.decoder.cross(memory)
         hidden, cache = self.decoder.run(np.array([list(prompt)], dtype=np.int64), cross)
         log_probs = self._log_probs(hidden)
@@ -354,6 +359,9 @@ class ConstrainedSearch:
         free_tokens: list[int] = []
         free_score = 0.0
         free_row: int | None = 0
+        if free_prompt is not None:
+            free = self._greedy(cross, free_prompt, max_free)
+            free_tokens, free_score, free_row = list(free.tokens), free.score, None
         for step in range(max_tokens):
             # The first token says which sentence it is (a call's letter, a phrase's first word): keep more of them,
             # or a phrase that starts weakly ("valid ...", said unclearly) is gone before its second word.
@@ -406,3 +414,19 @@ class ConstrainedSearch:
                 free_row = len(grown)
         finished.sort(key=lambda h: -h.score)
         return SearchResult(finished, Hypothesis(tuple(free_tokens), free_score))
+
+    def _greedy(self, cross: Cross, prompt: Sequence[int], max_tokens: int) -> Hypothesis:
+        """What the decoder writes left to itself after `prompt`, one best token at a time."""
+        hidden, cache = self.decoder.run(np.array([list(prompt)], dtype=np.int64), cross)
+        tokens: list[int] = []
+        score = 0.0
+        for _ in range(max_tokens + 1):
+            log_probs = self._log_probs(hidden)
+            column = int(np.argmax(log_probs[0]))
+            token = int(self.table.normalizer[column])
+            score += float(log_probs[0, column])
+            if token == self.table.end or len(tokens) >= max_tokens:
+                break
+            tokens.append(token)
+            hidden, cache = self.decoder.run(np.array([[token]], dtype=np.int64), cross, cache)
+        return Hypothesis(tuple(tokens), score)

@@ -17,6 +17,7 @@ import difflib
 import functools
 import re
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -77,6 +78,11 @@ class WhisperSettings:
     """Shorter hearings ("bingo", "last ball") must be written alike freely: babble is forced onto them easily."""
     early: float = 0.1
     """Quiet seconds after which the utterance is decoded ahead of the endpointer's verdict (hangover 0.3 s)."""
+    free_prompt: str = "bare"
+    """The prompt of the free sentence, the yardstick of a hearing: 'bare' (Whisper's start tokens only) or 'step'
+    (the step's prompt, as the grammar's search has it: the prompt's calls then draw both alike)."""
+    join_gap: float = 0.8
+    """Seconds an utterance whose free sentence holds no number waits for the rest of the call (0: never)."""
     fuse_window: float = 10.0
     """Seconds within which a call's second saying is weighed with its first."""
     compatible: float = 0.02
@@ -193,6 +199,8 @@ class Reading:
     likeness: float = 1.0
     """How far the free sentence bore the grammar's reading out (1.0, or the similarity that scaled the
     confidence down): N-best shares say which ball, not whether a ball was said at all."""
+    free: str = ""
+    """What the decoder wrote left to itself (no grammar)."""
 
 
 class WhisperRecognizer:
@@ -344,8 +352,8 @@ class WhisperRecognizer:
                 # The grammar holds only calls that name a ball, so it wrote this number's own letter; the
                 # decoder left to itself wrote another. Perhaps the caller said a call naming no ball (A(5)):
                 # those words, never sure, so the procedure lists them for review instead of a ball in play.
-                return Reading(noball, confidence * NO_BALL_DOUBT, {}, None)
-        return Reading(best, confidence, balls, said.number if said is not None else None, likeness)
+                return Reading(noball, confidence * NO_BALL_DOUBT, {}, None, free=written)
+        return Reading(best, confidence, balls, said.number if said is not None else None, likeness, written)
 
     def _names_no_ball(self, written: str, said: Ball) -> str | None:
         """The free sentence's words when they are one call naming no ball with the number of `said`."""
@@ -411,7 +419,8 @@ class WhisperRecognizer:
         intents = self._active
         walker = self._walker(intents)
         memory = self._encode(samples)
-        result = self._search.search(memory, self._prompts[intents], walker, beam=self.settings.beam)
+        free = list(self._start) if self.settings.free_prompt == "bare" else None
+        result = self._search.search(memory, self._prompts[intents], walker, beam=self.settings.beam, free_prompt=free)
         reading = self._read(result, intents)
         end = start + len(samples) / RATE
         too_long = len(samples) > self.settings.window * RATE
@@ -463,26 +472,47 @@ class WhisperRecognizer:
 
         Decoding starts early, on another thread, once the speaker has been quiet for `early` seconds: if the
         utterance then closes without more speech, its hearing is ready sooner than the endpointer's hangover
-        plus a decode; if speech resumes, that early decode is dropped."""
+        plus a decode; if speech resumes, that early decode is dropped.
+
+        A caller pauses between the letter and the number ("B ... eleven"): an utterance in which the decoder,
+        left to itself, wrote no number is held for `join_gap` seconds; speech that starts within them is the
+        rest of it, and the two are decoded as one, the pause between them included."""
         endpointer = Endpointer(self.endpoint_settings)
         pieces: list[np.ndarray] = []
         utt_start = 0.0
         early: Future[tuple[Heard, Reading, float]] | None = None
         early_at = 0.0
+        held: _Held | None = None
+        joined = False
         self._last_call = None
+        recent = _Recent(seconds=self.settings.window + self.settings.join_gap + 1.0)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="whisper-early") as pool:
             for chunk in chunks:
+                recent.add(chunk)
                 for event in endpointer.feed(chunk.samples):
                     if event.kind == "start":
-                        utt_start, pieces, early = event.time, [event.samples], None
+                        utt_start, pieces, early, joined = event.time, [event.samples], None, False
+                        if held is not None and event.time - held.speech_end <= self.settings.join_gap:
+                            utt_start, pieces = held.start, [recent.since(held.start, event.time), event.samples]
+                            joined = True
+                        elif held is not None:
+                            yield from self._emit(held)
+                        held = None
                     elif event.kind == "audio":
                         pieces.append(event.samples)
                     else:
                         ahead = (early, early_at) if early is not None else None
-                        yield from self._close(endpointer, pieces, utt_start, event.time, chunk.end, ahead)
+                        closed = self._close(endpointer, pieces, utt_start, event.time, chunk.end, ahead)
                         pieces, early = [], None
+                        if closed is not None and self._incomplete(closed) and self.settings.join_gap > 0:
+                            held = closed
+                        elif closed is not None:
+                            yield from self._emit(closed)
+                if held is not None and not endpointer.in_speech and chunk.end - held.speech_end > self.settings.join_gap:
+                    yield from self._emit(replace(held, fed_until=chunk.end))
+                    held = None
                 quiet = endpointer.quiet_seconds()
-                if endpointer.in_speech and quiet >= self.settings.early and early is None:
+                if endpointer.in_speech and quiet >= self.settings.early and early is None and not joined:
                     samples = np.concatenate(pieces).astype(np.int16)
                     if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                         early, early_at = pool.submit(self._timed, samples, utt_start), chunk.end
@@ -490,8 +520,25 @@ class WhisperRecognizer:
                     early = None  # speech went on: that decode heard only part of it
             for event in endpointer.flush():
                 ahead = (early, early_at) if early is not None else None
-                yield from self._close(endpointer, pieces, utt_start, event.time, event.time, ahead)
+                closed = self._close(endpointer, pieces, utt_start, event.time, event.time, ahead)
+                if held is not None:
+                    yield from self._emit(held)
+                    held = None
+                if closed is not None:
+                    yield from self._emit(closed)
                 pieces, early = [], None
+            if held is not None:
+                yield from self._emit(held)
+
+    def _incomplete(self, held: _Held) -> bool:
+        """The decoder, left to itself, wrote no number: perhaps only the letter of a call, its number to come."""
+        words = self._words(held.reading.free)
+        return not any(w in self._number_vocabulary for w in words)
+
+    def _emit(self, held: _Held) -> Iterator[Heard]:
+        heard = self._fuse(held.heard, held.reading)
+        latency = max(held.latency, held.fed_until - held.speech_end)
+        yield replace(heard, end=held.speech_end, latency=latency, snr_db=held.snr_db)
 
     def _timed(self, samples: npt.NDArray[np.int16], start: float) -> tuple[Heard, Reading, float]:
         """A hearing and the CPU seconds it took: what it takes on a free core, however busy the machine is
@@ -508,13 +555,13 @@ class WhisperRecognizer:
         speech_end: float,
         fed_until: float,
         ahead: tuple[Future[tuple[Heard, Reading, float]], float] | None,
-    ) -> Iterator[Heard]:
-        """The utterance closed at `speech_end`, known when the stream reached `fed_until`.
+    ) -> _Held | None:
+        """The utterance closed at `speech_end`, known when the stream reached `fed_until`: its hearing.
 
         Its latency is what it would be live: the decode that started ahead (at stream time `ahead[1]`) or now,
         plus the CPU seconds it took."""
         if endpointer.voiced_seconds() < self.endpoint_settings.min_speech or not pieces:
-            return
+            return None
         waited = max(0.0, fed_until - speech_end)
         if ahead is not None:
             heard, reading, took = ahead[0].result()
@@ -522,5 +569,40 @@ class WhisperRecognizer:
         else:
             heard, reading, took = self._timed(np.concatenate(pieces).astype(np.int16), utt_start)
             latency = waited + took
-        heard = self._fuse(heard, reading)
-        yield replace(heard, end=speech_end, latency=latency, snr_db=endpointer.speech_over_noise_db())
+        return _Held(utt_start, speech_end, heard, reading, latency, fed_until, endpointer.speech_over_noise_db())
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A hearing not yet given out: its utterance may go on after a pause."""
+
+    start: float
+    speech_end: float
+    heard: Heard
+    reading: Reading
+    latency: float
+    fed_until: float
+    snr_db: float | None
+
+
+class _Recent:
+    """The last seconds of the stream, to cut the pause between two parts of one utterance from."""
+
+    def __init__(self, seconds: float) -> None:
+        self._chunks: deque[AudioChunk] = deque()
+        self._seconds = seconds
+
+    def add(self, chunk: AudioChunk) -> None:
+        self._chunks.append(chunk)
+        while self._chunks and chunk.end - self._chunks[0].end > self._seconds:
+            self._chunks.popleft()
+
+    def since(self, start: float, end: float) -> np.ndarray:
+        """Samples from `start` up to (not including) `end`, as far as they are kept."""
+        out = []
+        for chunk in self._chunks:
+            lo = max(0, round((start - chunk.start) * RATE))
+            hi = min(len(chunk.samples), round((end - chunk.start) * RATE))
+            if hi > lo:
+                out.append(chunk.samples[lo:hi])
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int16)

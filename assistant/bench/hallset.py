@@ -1,0 +1,374 @@
+"""The hall set: calls the way a caller says them in a hall, and the loss to finding them in continuous babble.
+
+A caller says each call twice, often with a pause between the letter and the number ("B ... eleven"), over a PA
+that returns the caller's own voice (delayed, quieter, reverberant), at a level that wanders, heard through a
+crowd. Each saying here is built that way:
+
+- the letter and the number are said apart (two syntheses or recordings) and joined with a pause of 0.1-0.6 s,
+  or said in one breath (a third of the sayings);
+- the hall's PA returns the saying 30-120 ms later, 8-14 dB down, through a synthetic room (RT60 0.5-1.0 s);
+- each saying's level is moved by -6..+3 dB;
+- real-speech babble (human recordings only) runs under the whole stream at the condition's SNR.
+
+The same calls are laid out a second time with the babble only around each saying (0.3 s either side) and quiet
+between: the cuts a perfect segmenter would make. The difference between the two rows is what is lost to finding
+the calls, not to hearing them.
+
+Voices: held out (never used while tuning the engine or this benchmark): Debian's flite voices (awb, rms, slt,
+kal16). Tuning: espeak-ng en-us and en-gb. Real calls: the KDE KLettres letters with the AN4 speakers' "nineteen"
+and "thirty three" (I 19, N 33), joined with the same pauses.
+
+Nothing generated is committed; the same seed gives the same audio.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import audio
+from ..grammar import Grammar
+from ..messages import Ball
+from . import audio as gen
+from . import real
+
+RATE = audio.RATE
+HELD_OUT = ("flite:awb", "flite:rms", "flite:slt", "flite:kal16")
+TUNING = ("espeak:en-us@165", "espeak:en-gb@150")
+REAL = ("real:klettres+an4",)
+PAUSE = (0.1, 0.6)
+"""Seconds between the letter and the number when the caller pauses."""
+JOINED_SHARE = 1 / 3
+"""Sayings said in one breath ("B eleven")."""
+AROUND = 0.3
+"""Seconds of babble either side of a saying in the 'babble only around each call' layout."""
+CALLING = "calling"
+
+
+class HallSetError(RuntimeError):
+    """A voice or a tool the hall set needs is missing."""
+
+
+@lru_cache(maxsize=4096)
+def _flite(text: str, voice: str) -> np.ndarray:
+    if shutil.which("flite") is None:
+        raise HallSetError("the hall set's held-out voices need Debian's flite (apt-get install flite)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "say.wav"
+        try:
+            subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(out)], check=True, capture_output=True)
+        except subprocess.CalledProcessError as exc:
+            raise HallSetError(f"flite could not say {text!r} in voice {voice}: {exc.stderr.decode().strip()}") from exc
+        samples = audio.read_wav(out).channels[0]
+    return gen.trim(samples)
+
+
+def say(text: str, voice: str) -> np.ndarray:
+    """`text` said by a voice named 'flite:NAME' or 'espeak:NAME@WPM', 16 kHz int16, trimmed."""
+    kind, _, name = voice.partition(":")
+    if kind == "flite":
+        return _flite(text, name)
+    if kind == "espeak":
+        spoken, _, wpm = name.partition("@")
+        return gen.speak(text, gen.Voice(spoken, int(wpm or 165)))
+    raise HallSetError(f"unknown voice {voice!r}")
+
+
+def _level(samples: np.ndarray) -> np.ndarray:
+    x = samples.astype(np.float64)
+    return np.asarray(x * real.LEVEL / max(np.sqrt(real.loud_power(samples)), 1.0))
+
+
+def saying(ball: Ball, voice: str, grammar: Grammar, rng: random.Random, takes: real.Takes | None) -> np.ndarray:
+    """One saying of `ball`: letter, pause, number (or one breath), levelled, float64."""
+    letter = ball.letter
+    number = grammar.number_words(ball.number)
+    if voice.startswith("real:"):
+        if takes is None:
+            raise HallSetError("real calls need the real recordings")
+        recording = next((rec for b, rec in takes.whole if b == ball), None)
+        if recording is None:
+            raise HallSetError(f"no real recording says {ball}")
+        parts = [real.piece(takes.letters[letter.lower()]), real.piece(recording.path)]
+        gap = rng.uniform(*PAUSE)
+    elif rng.random() < JOINED_SHARE:
+        return _level(say(f"{letter}, {number}." if voice.startswith("espeak") else f"{letter} {number}", voice))
+    else:
+        parts = [_level(say(f"{letter}.", voice)), _level(say(number, voice))]
+        gap = rng.uniform(*PAUSE)
+    return np.concatenate([parts[0], np.zeros(int(gap * RATE)), parts[1]])
+
+
+def room(rng: random.Random, rt60: float) -> np.ndarray:
+    """A synthetic room impulse response: exponentially decaying noise with an early reflection or two."""
+    n = int(rt60 * RATE)
+    t = np.arange(n) / RATE
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    ir = np_rng.normal(0.0, 1.0, n) * np.exp(-6.9 * t / rt60)
+    ir[0] = 4.0
+    for _ in range(2):
+        ir[int(rng.uniform(0.005, 0.03) * RATE)] += rng.uniform(1.0, 2.5)
+    return np.asarray(ir / np.sqrt(np.sum(ir**2)))
+
+
+def pa_return(clip: np.ndarray, rng: random.Random) -> np.ndarray:
+    """The caller's voice as it comes back from the hall speakers: later, quieter, reverberant (same length)."""
+    from scipy.signal import fftconvolve
+
+    delay = int(rng.uniform(0.03, 0.12) * RATE)
+    gain = 10 ** (-rng.uniform(8.0, 14.0) / 20)
+    wet = fftconvolve(clip, room(rng, rng.uniform(0.5, 1.0)))[: len(clip)]
+    out = np.zeros(len(clip) + delay)
+    out[delay:] = wet * gain
+    return out[: len(clip)]
+
+
+@dataclass
+class HallStream:
+    name: str
+    voice: str
+    held_out: bool
+    continuous: np.ndarray
+    around: np.ndarray
+    segments: list[gen.Segment] = field(default_factory=list)
+
+
+def build(
+    voice: str,
+    balls: Sequence[Ball],
+    snr_db: float | None,
+    seed: int,
+    grammar: Grammar,
+    crowd: gen.Crowd | None,
+    takes: real.Takes | None = None,
+) -> HallStream:
+    """`balls`, each said twice by `voice`, in continuous babble and with babble only around each saying."""
+    rng = random.Random(f"{seed}:{voice}")
+    clips: list[np.ndarray] = []
+    segments: list[gen.Segment] = []
+    pos = int(1.5 * RATE)
+    starts = []
+    for ball in balls:
+        for hearing in (1, 2):
+            clip = saying(ball, voice, grammar, rng, takes) * 10 ** (rng.uniform(-6.0, 3.0) / 20)
+            clip = clip + pa_return(clip, rng)
+            clips.append(clip)
+            starts.append(pos)
+            words = f"{ball.letter.lower()} {grammar.number_words(ball.number)}"
+            segments.append(gen.Segment(pos / RATE, (pos + len(clip)) / RATE, words, "call", ball, "call", hearing))
+            pos += len(clip) + int(rng.uniform(0.8, 1.5 if hearing == 1 else 3.5) * RATE)
+    n = pos + int(1.0 * RATE)
+    speech = np.zeros(n)
+    for clip, start in zip(clips, starts, strict=True):
+        speech[start : start + len(clip)] += clip
+    speech_power = float(np.mean([real.loud_power(c) for c in clips]))
+    babble = np.zeros(n)
+    if snr_db is not None:
+        if crowd is None:
+            raise HallSetError("a babble SNR needs a crowd")
+        babble = crowd.babble(n) * np.sqrt(speech_power / 10 ** (snr_db / 10))
+    mask = np.zeros(n)
+    for seg in segments:
+        mask[max(0, int((seg.start - AROUND) * RATE)) : int((seg.end + AROUND) * RATE)] = 1.0
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    dither = np_rng.normal(0.0, 2.0, n)
+    continuous = _int16(speech + babble + dither)
+    around = _int16(speech + babble * mask + dither)
+    name = voice.replace(":", "-").replace("@", "-")
+    return HallStream(name, voice, voice in HELD_OUT, continuous, around, segments)
+
+
+def _int16(x: np.ndarray) -> np.ndarray:
+    peak = float(np.max(np.abs(x))) if len(x) else 0.0
+    if peak > 32000:
+        x = x * (32000 / peak)
+    return np.asarray(np.round(x), dtype=np.int16)
+
+
+# ----- scoring -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    sayings: int = 0
+    right: int = 0
+    unsure: int = 0
+    wrong: int = 0
+    missed: int = 0
+    inserted: int = 0
+    """Sure calls heard where no call was said."""
+    latencies: list[float] = field(default_factory=list)
+    audio_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    wrongs: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        for name in ("sayings", "right", "unsure", "wrong", "missed", "inserted", "audio_seconds", "cpu_seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.latencies += other.latencies
+        self.wrongs += other.wrongs
+
+
+def _call(grammar: Grammar, text: str) -> Ball | None:
+    parse = grammar.parse(text, grammar.step_intents(CALLING))
+    calls = [m.ball for m in parse.meanings if m.intent == "call" and m.ball is not None]
+    return calls[0] if len(calls) == 1 else None
+
+
+def score(grammar: Grammar, segments: Sequence[gen.Segment], heard: Sequence[Any], min_confidence: float) -> Tally:
+    """Each saying against the hearing that overlaps it most: sure and right, unsure, sure and wrong, missed."""
+    tally = Tally(sayings=len(segments))
+    used: set[int] = set()
+    for seg in segments:
+        best, overlap = None, 0.0
+        for k, h in enumerate(heard):
+            o = min(seg.end, h.end) - max(seg.start, h.start)
+            if o > overlap:
+                best, overlap = k, o
+        if best is None:
+            tally.missed += 1
+            continue
+        used.add(best)
+        h = heard[best]
+        ball = _call(grammar, h.text)
+        sure = not h.uncertain and h.confidence >= min_confidence
+        if ball is None or not sure:
+            tally.unsure += 1
+        elif ball == seg.ball:
+            tally.right += 1
+        else:
+            tally.wrong += 1
+            tally.wrongs.append(f"{seg.ball} heard {ball} ({h.text!r} {h.confidence:.2f})")
+    for k, h in enumerate(heard):
+        if k in used:
+            continue
+        if _call(grammar, h.text) is not None and not h.uncertain and h.confidence >= min_confidence:
+            tally.inserted += 1
+            tally.wrongs.append(f"inserted {h.text!r} at {h.start:.1f} ({h.confidence:.2f})")
+    tally.latencies = [float(h.latency) for h in heard if getattr(h, "latency", None) is not None]
+    return tally
+
+
+def listen(recognizer: Any, samples: np.ndarray) -> tuple[list[Any], float]:
+    """Stream `samples` through the recognizer as a microphone would deliver them; hearings and CPU seconds."""
+    began = time.process_time()
+    heard = list(recognizer.stream(audio.chunks(samples, 0.1)))
+    return heard, time.process_time() - began
+
+
+def pct(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f}" if whole else "-"
+
+
+def p(values: Sequence[float], q: float) -> str:
+    return f"{1000 * float(np.percentile(values, q)):.0f}" if values else "-"
+
+
+# ----- the run -----------------------------------------------------------------------------------------------
+
+SETS = {"held-out": HELD_OUT, "tuning": TUNING, "real": REAL}
+
+
+def run(
+    sets: Sequence[str],
+    snrs: Sequence[float | None],
+    calls: int,
+    seed: int,
+    engine: str = "whisper",
+    options: dict[str, Any] | None = None,
+    log: Any = None,
+) -> str:
+    """Every voice of `sets` saying `calls` balls twice, in each condition, both layouts; the table (markdown)."""
+    from ..engines import make_recognizer
+
+    grammar = Grammar.load()
+    recognizer = make_recognizer(engine, grammar, None, **(options or {}))
+    recognizer.set_step(grammar.step_intents(CALLING))
+    floor = float(getattr(getattr(recognizer, "settings", None), "min_confidence", 0.0) or 0.0)
+    takes = real.takes() if "real" in sets else None
+    rows = []
+    for name in sets:
+        for snr in snrs:
+            crowd = real.real_crowd(random.Random(seed * 31 + (0 if snr is None else int(snr)))) if snr else None
+            totals = {"continuous": Tally(), "around": Tally()}
+            for k, voice in enumerate(SETS[name]):
+                pool = [
+                    Ball(n)
+                    for n in (
+                        sorted(b.number for b, _ in takes.whole)
+                        if voice.startswith("real:") and takes
+                        else range(1, 76)
+                    )
+                ]
+                pick = random.Random(seed * 1000 + k)
+                balls = [pool[(k * calls + j) % len(pool)] for j in range(calls)] if len(pool) > calls else pool * 3
+                pick.shuffle(balls)
+                stream = build(voice, balls, snr, seed, grammar, crowd, takes)
+                layouts = (
+                    {"continuous": stream.continuous}
+                    if snr is None
+                    else {"continuous": stream.continuous, "around": stream.around}
+                )
+                for layout, samples in layouts.items():
+                    heard, cpu = listen(recognizer, samples)
+                    tally = score(grammar, stream.segments, heard, floor)
+                    tally.audio_seconds, tally.cpu_seconds = len(samples) / RATE, cpu
+                    totals[layout].add(tally)
+                    if log:
+                        log(
+                            f"{name} {voice} {'clean' if snr is None else f'{snr:g} dB'} {layout}: "
+                            f"{tally.right}/{tally.sayings} right, {tally.wrong} wrong, {tally.inserted} inserted"
+                            + "".join(f"\n    {w}" for w in tally.wrongs)
+                        )
+            cont, around = totals["continuous"], totals["around"]
+            loss = (
+                f"{100.0 * (around.right - cont.right) / cont.sayings:.1f}" if around.sayings and cont.sayings else "-"
+            )
+            for layout, t in totals.items():
+                if not t.sayings:
+                    continue
+                rows.append(
+                    [
+                        name,
+                        "clean" if snr is None else f"{snr:g} dB",
+                        "continuous babble" if layout == "continuous" else "babble only around each call",
+                        str(t.sayings),
+                        pct(t.right, t.sayings),
+                        pct(t.unsure, t.sayings),
+                        pct(t.wrong, t.sayings),
+                        pct(t.missed, t.sayings),
+                        str(t.inserted),
+                        loss if layout == "continuous" else "",
+                        p(t.latencies, 50),
+                        p(t.latencies, 95),
+                        f"{t.cpu_seconds / t.audio_seconds:.3f}" if t.audio_seconds else "-",
+                    ]
+                )
+    head = [
+        "voices",
+        "condition",
+        "layout",
+        "sayings",
+        "sure and right %",
+        "unsure %",
+        "sure and wrong %",
+        "missed %",
+        "inserted (sure)",
+        "lost to finding (pts)",
+        "latency p50 ms",
+        "latency p95 ms",
+        "CPU RTF",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
