@@ -448,13 +448,17 @@ def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePa
 def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Grammar, rules: RulePack) -> None:
     """The rule of evidence, once for every clause: the doubts of a finding are the unsure hearings it rests on,
     or the unsure speech of whoever owed the missing words, inside the window where they were owed."""
-    occasion, _ = run(GAME + "6 caller?: B seven\n9 caller: N thirty three\n12 caller: N thirty three\n", grammar, rules)
+    occasion, _ = run(
+        GAME + "6 caller?: B seven\n9 caller: N thirty three\n12 caller: N thirty three\n", grammar, rules
+    )
     rests = [f for f in occasion.all_findings() if f.code == "repeat-mismatch"]
     assert rests and all(f.severity is Severity.UNCERTAIN for f in rests)
     assert [(d.time, d.heard) for d in rests[0].doubts] == [(6.0, "B seven")]
     occasion, _ = run(GAME + "6 caller: B seven\n8 caller?: mumble\n20 caller: N thirty three\n", grammar, rules)
     absent = next(f for f in occasion.all_findings() if f.code == "call-not-repeated")
     assert absent.severity is Severity.UNCERTAIN
-    assert [(d.time, d.role.value, d.why.startswith("the words owed")) for d in absent.doubts] == [(8.0, "caller", True)]
+    assert [(d.time, d.role.value, d.why.startswith("the words owed")) for d in absent.doubts] == [
+        (8.0, "caller", True)
+    ]
     as_json = json.loads(json.dumps(absent.to_json()))
     assert as_json["doubts"][0]["time"] == 8.0 and as_json["doubts"][0]["role"] == "caller"

@@ -339,7 +339,7 @@ def test_a_pause_inside_a_call_drops_the_early_decode(
 
 def test_the_prompt_primes_the_step_s_phrases_and_no_number(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
     recognizer.set_step(grammar.step_intents("closing"))
-    prompt = recognizer._tokenizer.decode(recognizer._prompts[grammar.step_intents("closing")])
+    prompt = recognizer._tokenizer.decode(list(recognizer._prompts[grammar.step_intents("closing")][0].tokens))
     assert "Are there any other bingos." in prompt and "This game is completed." in prompt
     assert "Game over" not in prompt  # the other words are findings, not to be primed
     assert not any(ch.isdigit() for ch in prompt)

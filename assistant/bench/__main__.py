@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     hall.add_argument("--option", type=_option, action="append", default=[], help="as for accuracy")
     hall.add_argument("--seed", type=int, default=7)
     hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
+    hall.add_argument("--dump", type=Path, default=None, help="append every hearing, its features and truth (JSONL)")
     args = parser.parse_args(argv)
     if args.bench == "hall":
         return _hall(args, argv)
@@ -174,7 +175,14 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
     try:
         options = engine_options(args.engine, args.option)
         table = hallset.run(
-            sets, snrs, args.calls, args.seed, args.engine, options, log=lambda m: print(m, file=sys.stderr, flush=True)
+            sets,
+            snrs,
+            args.calls,
+            args.seed,
+            args.engine,
+            options,
+            log=lambda m: print(m, file=sys.stderr, flush=True),
+            dump=args.dump,
         )
     except (BenchError, hallset.HallSetError) as exc:
         print(f"bench: {exc}", file=sys.stderr)

@@ -46,6 +46,36 @@ RATE = audio.RATE
 HELD_OUT = ("flite:awb", "flite:rms", "flite:slt", "flite:kal16")
 TUNING = ("espeak:en-us@165", "espeak:en-gb@150")
 REAL = ("real:klettres+an4",)
+TRAIN = (
+    "espeak:en-us@140",
+    "espeak:en-us+f3@175",
+    "espeak:en-029@160",
+    "espeak:en-gb-x-gbclan+m3@165",
+    "espeak:en-gb-x-gbcwmd+m7@150",
+    "espeak:en-us+m3@185",
+)
+"""Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
+held-out flite voices, none of the scenario benchmark's held-out espeak voices."""
+PATTER = (
+    "welcome everyone to tonight's games",
+    "please turn off your phones",
+    "the kitchen is open until nine",
+    "before we start the next one",
+    "we have sixty people here tonight",
+    "be quiet please folks",
+    "good luck everyone",
+    "in the next game the prize is bigger",
+    "oh my goodness look at that",
+    "grab your cards and daubers",
+    "who needs another card",
+    "bring me a coffee please",
+    "go ahead and stretch your legs",
+    "be right back in a minute",
+    "one more time for the folks in the back",
+    "any questions before we go on",
+)
+"""A caller's patter between calls, near misses included ("before", "sixty people", "be quiet", "oh my"): a call
+heard in it is false."""
 PAUSE = (0.1, 0.6)
 """Seconds between the letter and the number when the caller pauses."""
 JOINED_SHARE = 1 / 3
@@ -131,6 +161,31 @@ def pa_return(clip: np.ndarray, rng: random.Random) -> np.ndarray:
     out = np.zeros(len(clip) + delay)
     out[delay:] = wet * gain
     return out[: len(clip)]
+
+
+def patter(
+    voice: str, seed: int, snr_db: float | None, crowd: gen.Crowd | None
+) -> tuple[np.ndarray, list[gen.Segment]]:
+    """The patter said once each by `voice`, over the PA, in continuous babble."""
+    rng = random.Random(f"{seed}:patter:{voice}")
+    lines = rng.sample(PATTER, len(PATTER))
+    clips = [_level(say(line, voice)) * 10 ** (rng.uniform(-6.0, 3.0) / 20) for line in lines]
+    clips = [c + pa_return(c, rng) for c in clips]
+    pos, starts = int(1.0 * RATE), []
+    for clip in clips:
+        starts.append(pos)
+        pos += len(clip) + int(rng.uniform(1.0, 2.5) * RATE)
+    speech = np.zeros(pos)
+    segments = []
+    for line, clip, start in zip(lines, clips, starts, strict=True):
+        speech[start : start + len(clip)] += clip
+        segments.append(gen.Segment(start / RATE, (start + len(clip)) / RATE, line, "chatter"))
+    babble = np.zeros(pos)
+    if snr_db is not None and crowd is not None:
+        power = float(np.mean([real.loud_power(c) for c in clips]))
+        babble = crowd.babble(pos) * np.sqrt(power / 10 ** (snr_db / 10))
+    noise = np.random.default_rng(rng.randrange(2**32)).normal(0.0, 2.0, pos)
+    return _int16(speech + babble + noise), segments
 
 
 @dataclass
@@ -266,6 +321,43 @@ def listen(recognizer: Any, samples: np.ndarray) -> tuple[list[Any], float]:
     return heard, time.process_time() - began
 
 
+def _dump(
+    path: Path,
+    readings: Sequence[tuple[Any, Any]],
+    segments: Sequence[gen.Segment],
+    name: str,
+    voice: str,
+    snr: float | None,
+    layout: str,
+) -> None:
+    """Append every hearing with what it was read from and the call said under it (JSONL)."""
+    import json
+
+    with path.open("a", encoding="utf-8") as out:
+        for heard, reading in readings:
+            truth = None
+            overlap = 0.0
+            for seg in segments:
+                o = min(seg.end, heard.end) - max(seg.start, heard.start)
+                if o > overlap and seg.ball is not None:
+                    truth, overlap = seg.ball.number, o
+            row = {
+                "set": name,
+                "voice": voice,
+                "snr": snr,
+                "layout": layout,
+                "start": round(heard.start, 2),
+                "end": round(heard.end, 2),
+                "text": heard.text,
+                "confidence": round(heard.confidence, 4),
+                "call": reading.single_call,
+                "truth": truth,
+                "features": list(reading.features),
+                "free": reading.free,
+            }
+            out.write(json.dumps(row) + "\n")
+
+
 def pct(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}" if whole else "-"
 
@@ -276,7 +368,7 @@ def p(values: Sequence[float], q: float) -> str:
 
 # ----- the run -----------------------------------------------------------------------------------------------
 
-SETS = {"held-out": HELD_OUT, "tuning": TUNING, "real": REAL}
+SETS = {"held-out": HELD_OUT, "tuning": TUNING, "real": REAL, "train": TRAIN}
 
 
 def run(
@@ -287,6 +379,7 @@ def run(
     engine: str = "whisper",
     options: dict[str, Any] | None = None,
     log: Any = None,
+    dump: Path | None = None,
 ) -> str:
     """Every voice of `sets` saying `calls` balls twice, in each condition, both layouts; the table (markdown)."""
     from ..engines import make_recognizer
@@ -301,27 +394,40 @@ def run(
         for snr in snrs:
             crowd = real.real_crowd(random.Random(seed * 31 + (0 if snr is None else int(snr)))) if snr else None
             totals = {"continuous": Tally(), "around": Tally()}
+            chatter = Tally()
             for k, voice in enumerate(SETS[name]):
-                pool = [
-                    Ball(n)
-                    for n in (
-                        sorted(b.number for b, _ in takes.whole)
-                        if voice.startswith("real:") and takes
-                        else range(1, 76)
-                    )
-                ]
+                if voice.startswith("real:") and takes is not None:
+                    pool = sorted({b for b, _ in takes.whole}, key=lambda b: b.number)
+                else:
+                    pool = [Ball(n) for n in range(1, 76)]
                 pick = random.Random(seed * 1000 + k)
-                balls = [pool[(k * calls + j) % len(pool)] for j in range(calls)] if len(pool) > calls else pool * 3
+                balls = [pool[(k * calls + j) % len(pool)] for j in range(min(calls, len(pool)))]
+                if len(pool) < calls:
+                    balls = balls * (calls // len(pool))
                 pick.shuffle(balls)
                 stream = build(voice, balls, snr, seed, grammar, crowd, takes)
-                layouts = (
-                    {"continuous": stream.continuous}
-                    if snr is None
-                    else {"continuous": stream.continuous, "around": stream.around}
-                )
+                layouts = {"continuous": stream.continuous}
+                if snr is not None:
+                    layouts["around"] = stream.around
+                if not voice.startswith("real:"):
+                    talk, talk_segments = patter(voice, seed, snr, crowd)
+                    layouts["patter"] = talk
                 for layout, samples in layouts.items():
+                    segments = talk_segments if layout == "patter" else stream.segments
+                    readings: list[tuple[Any, Any]] = []
+                    if dump is not None and hasattr(recognizer, "on_reading"):
+                        recognizer.on_reading = lambda h, r, out=readings: out.append((h, r))
                     heard, cpu = listen(recognizer, samples)
-                    tally = score(grammar, stream.segments, heard, floor)
+                    if dump is not None:
+                        _dump(dump, readings, segments, name, voice, snr, layout)
+                    if layout == "patter":
+                        tally = score(grammar, [], heard, floor)
+                        tally.audio_seconds, tally.cpu_seconds = len(samples) / RATE, cpu
+                        chatter.add(tally)
+                        if log:
+                            log(f"{name} {voice} patter: {tally.inserted} sure calls in {len(samples) / RATE:.0f} s")
+                        continue
+                    tally = score(grammar, segments, heard, floor)
                     tally.audio_seconds, tally.cpu_seconds = len(samples) / RATE, cpu
                     totals[layout].add(tally)
                     if log:
@@ -352,6 +458,9 @@ def run(
                         p(t.latencies, 50),
                         p(t.latencies, 95),
                         f"{t.cpu_seconds / t.audio_seconds:.3f}" if t.audio_seconds else "-",
+                        (f"{60.0 * chatter.inserted / chatter.audio_seconds:.2f}" if chatter.audio_seconds else "-")
+                        if layout == "continuous"
+                        else "",
                     ]
                 )
     head = [
@@ -368,6 +477,7 @@ def run(
         "latency p50 ms",
         "latency p95 ms",
         "CPU RTF",
+        "patter: sure calls/min",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

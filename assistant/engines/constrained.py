@@ -415,6 +415,10 @@ class ConstrainedSearch:
         finished.sort(key=lambda h: -h.score)
         return SearchResult(finished, Hypothesis(tuple(free_tokens), free_score))
 
+    def free_sentence(self, memory: Array, prompt: Sequence[int], max_tokens: int = 24) -> list[int]:
+        """The tokens the decoder writes for this audio after `prompt`, with no grammar."""
+        return list(self._greedy(self.decoder.cross(memory), prompt, max_tokens).tokens)
+
     def _greedy(self, cross: Cross, prompt: Sequence[int], max_tokens: int) -> Hypothesis:
         """What the decoder writes left to itself after `prompt`, one best token at a time."""
         hidden, cache = self.decoder.run(np.array([list(prompt)], dtype=np.int64), cross)

@@ -18,7 +18,7 @@ import functools
 import re
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,13 +37,28 @@ from .whisper_decoder import Array, WhisperDecoder
 
 N_FFT = 400
 HOP = 160
-EXAMPLE_CALLS = (4, 19, 35, 52, 68)
+EXAMPLE_CALLS = ((4, 19, 35, 52, 68), (11, 27, 40, 58, 73), (7, 23, 44, 49, 62))
 """Calls named in the prompt, one per column, written in words: with numerals in the prompt a doubtful call was
 heard as one of the prompt's numbers far more often than as any other (8 of 16 errors at 10 dB); in words,
-never, and more calls were heard right (docs/bench-accuracy.md)."""
+never, and more calls were heard right (docs/bench-accuracy.md). Without them fewer calls are heard (103 of 150
+real sayings at 20 dB instead of 125, issue 19), but a doubtful hearing is drawn to them: the sets take turns,
+utterance by utterance, so that no call is the prompt's default answer, and a hearing of one of the prompt's own
+calls counts only if the decoder, left to itself with no prompt, writes its number too."""
 NO_BALL_DOUBT = 0.5
 """A call heard with its number's letter under the grammar but another letter when decoded freely is at most
 this sure: a doubt between a mis-call and a mis-hearing of the letter, for review (never a violation)."""
+CALL_FEATURES = (
+    "posterior",
+    "similarity",
+    "free_gap_per_token",
+    "logprob_per_token",
+    "numbers_heard",
+    "letter_heard",
+    "meanings",
+)
+"""What a call's confidence is made of (Reading.features, in this order)."""
+CALIBRATION = Path(__file__).with_name("call_confidence.json")
+"""The call confidence fitted here (`python -m assistant.train confidence`), committed with what made it."""
 _DIGIT_BY_DIGIT = re.compile(r"\b([bingo])[\s-]+(\d)[\s-]+(\d)\b", re.IGNORECASE)
 
 
@@ -78,9 +93,12 @@ class WhisperSettings:
     """Shorter hearings ("bingo", "last ball") must be written alike freely: babble is forced onto them easily."""
     early: float = 0.1
     """Quiet seconds after which the utterance is decoded ahead of the endpointer's verdict (hangover 0.3 s)."""
-    free_prompt: str = "bare"
+    free_prompt: str = "step"
     """The prompt of the free sentence, the yardstick of a hearing: 'bare' (Whisper's start tokens only) or 'step'
     (the step's prompt, as the grammar's search has it: the prompt's calls then draw both alike)."""
+    calibrated: bool = True
+    """A call's confidence from the fitted model (CALIBRATION) instead of N-best share x likeness, where the model
+    file is there."""
     join_gap: float = 0.8
     """Seconds an utterance whose free sentence holds no number waits for the rest of the call (0: never)."""
     fuse_window: float = 10.0
@@ -201,6 +219,61 @@ class Reading:
     confidence down): N-best shares say which ball, not whether a ball was said at all."""
     free: str = ""
     """What the decoder wrote left to itself (no grammar)."""
+    features: tuple[float, ...] = ()
+    """What the confidence is made of (CALL_FEATURES, for a call): kept for calibration and the benchmark."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A logistic model of "this call hearing is right", and the probability from which it is sure."""
+
+    mean: npt.NDArray[np.float64]
+    std: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float64]
+    bias: float
+    sure_at: float
+
+    def probability(self, features: Sequence[float]) -> float:
+        z = float(((np.asarray(features, dtype=np.float64) - self.mean) / self.std) @ self.weights + self.bias)
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+    def confidence(self, features: Sequence[float], sure: float) -> float:
+        """The probability mapped so that `sure_at` lands on the engine's `sure` (min_confidence), monotone."""
+        p = self.probability(features)
+        if p >= self.sure_at:
+            return sure + (1.0 - sure) * (p - self.sure_at) / max(1e-9, 1.0 - self.sure_at)
+        return sure * p / max(1e-9, self.sure_at)
+
+
+@functools.cache
+def _calibration(path: Path) -> Calibration | None:
+    if not path.exists():
+        return None
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(data["features"]) != CALL_FEATURES:
+            raise EngineError(
+                f"{path}: made for other features {data['features']}; remake it (python -m assistant.train)"
+            )
+        return Calibration(
+            np.asarray(data["mean"], dtype=np.float64),
+            np.asarray(data["std"], dtype=np.float64),
+            np.asarray(data["weights"], dtype=np.float64),
+            float(data["bias"]),
+            float(data["sure_at"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EngineError(f"cannot read the call confidence {path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    """Whisper's previous-text prompt for a step, and the calls it names."""
+
+    tokens: tuple[int, ...]
+    calls: frozenset[int]
 
 
 class WhisperRecognizer:
@@ -229,7 +302,11 @@ class WhisperRecognizer:
         self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
         self._search = _search(loaded, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
-        self._prompts: dict[tuple[str, ...], list[int]] = {}
+        self._prompts: dict[tuple[str, ...], list[_Prompt]] = {}
+        self._turn = 0
+        self._calibration = _calibration(CALIBRATION) if self.settings.calibrated else None
+        self.on_reading: Callable[[Heard, Reading], None] | None = None
+        """Told of every streamed hearing with what it was read from (the benchmark's dump)."""
         self._noise: npt.NDArray[np.float32] = (
             np.random.default_rng(15_4_7_11).normal(0.0, self.settings.noise_floor, NOISE_TABLE).astype(np.float32)
         )
@@ -252,7 +329,7 @@ class WhisperRecognizer:
             self._prompts[intents] = self._prompt(intents)
         return walker
 
-    def _prompt(self, intents: tuple[str, ...]) -> list[int]:
+    def _prompt(self, intents: tuple[str, ...]) -> list[_Prompt]:
         """Whisper's previous-text prompt: the way the hall says what this step may hear. The rule's phrases of
         the step (those with no number in them: a number in the prompt draws doubtful hearings to itself), then
         calls in words. Phrases come first and are cut at `prompt_phrase_tokens`; the calls, the most frequent
@@ -274,11 +351,13 @@ class WhisperRecognizer:
             budget -= cost
             phrases.append(sentence)
         text = " Bingo!" + "".join(phrases)
-        if "call" in intents:
-            words = [f"{Ball(n).letter} {self.grammar.number_words(n).replace(' ', '-')}" for n in EXAMPLE_CALLS]
-            text += " " + ", ".join(words) + "."
-        ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
-        return [self._previous, *ids, *self._start]
+        prompts = []
+        for calls in EXAMPLE_CALLS if "call" in intents else ((),):
+            words = [f"{Ball(n).letter} {self.grammar.number_words(n).replace(' ', '-')}" for n in calls]
+            said = text + (" " + ", ".join(words) + "." if words else "")
+            ids: list[int] = self._tokenizer.encode(said, add_special_tokens=False).ids
+            prompts.append(_Prompt((self._previous, *ids, *self._start), frozenset(calls)))
+        return prompts
 
     def set_step(self, intents: Sequence[str]) -> None:
         """Listen only for these intents from the next utterance on."""
@@ -353,7 +432,21 @@ class WhisperRecognizer:
                 # decoder left to itself wrote another. Perhaps the caller said a call naming no ball (A(5)):
                 # those words, never sure, so the procedure lists them for review instead of a ball in play.
                 return Reading(noball, confidence * NO_BALL_DOUBT, {}, None, free=written)
-        return Reading(best, confidence, balls, said.number if said is not None else None, likeness, written)
+        features: tuple[float, ...] = ()
+        if said is not None and len(key) == 1:
+            free_words = set(free.split())
+            features = (
+                posterior,
+                similarity,
+                min(per_token, 10.0),
+                top.score / max(1, len(top.tokens)),
+                self._numbers_heard(best, written),
+                float(said.letter.lower() in free_words or said.letter.lower() in written.lower()[:3]),
+                float(len(grouped)),
+            )
+        if features and self._calibration is not None:
+            confidence = self._calibration.confidence(features, self.settings.min_confidence)
+        return Reading(best, confidence, balls, said.number if said is not None else None, likeness, written, features)
 
     def _names_no_ball(self, written: str, said: Ball) -> str | None:
         """The free sentence's words when they are one call naming no ball with the number of `said`."""
@@ -419,9 +512,18 @@ class WhisperRecognizer:
         intents = self._active
         walker = self._walker(intents)
         memory = self._encode(samples)
+        prompts = self._prompts[intents]
+        prompt = prompts[self._turn % len(prompts)]
+        self._turn += 1
         free = list(self._start) if self.settings.free_prompt == "bare" else None
-        result = self._search.search(memory, self._prompts[intents], walker, beam=self.settings.beam, free_prompt=free)
+        result = self._search.search(memory, prompt.tokens, walker, beam=self.settings.beam, free_prompt=free)
         reading = self._read(result, intents)
+        if reading.single_call in prompt.calls and free is None:
+            # One of the prompt's own calls: the prompt may have written it. Only if the decoder, with no prompt at
+            # all, writes its number too is it heard; otherwise nothing is (unsure, and no ball goes on the board).
+            bare = self.written(self._search.free_sentence(memory, self._start))
+            if self._numbers_heard(self.grammar.number_words(reading.single_call), bare) < 1.0:
+                reading = Reading("", 0.0, {}, None, 0.0, bare)
         end = start + len(samples) / RATE
         too_long = len(samples) > self.settings.window * RATE
         heard = Heard(
@@ -508,7 +610,11 @@ class WhisperRecognizer:
                             held = closed
                         elif closed is not None:
                             yield from self._emit(closed)
-                if held is not None and not endpointer.in_speech and chunk.end - held.speech_end > self.settings.join_gap:
+                if (
+                    held is not None
+                    and not endpointer.in_speech
+                    and chunk.end - held.speech_end > self.settings.join_gap
+                ):
                     yield from self._emit(replace(held, fed_until=chunk.end))
                     held = None
                 quiet = endpointer.quiet_seconds()
@@ -536,6 +642,8 @@ class WhisperRecognizer:
         return not any(w in self._number_vocabulary for w in words)
 
     def _emit(self, held: _Held) -> Iterator[Heard]:
+        if self.on_reading is not None:
+            self.on_reading(held.heard, held.reading)
         heard = self._fuse(held.heard, held.reading)
         latency = max(held.latency, held.fed_until - held.speech_end)
         yield replace(heard, end=held.speech_end, latency=latency, snr_db=held.snr_db)

@@ -9,6 +9,7 @@ itself; warnings separately. Nothing generated is kept: audio is rebuilt from a 
 from __future__ import annotations
 
 import os
+import random
 import resource
 import sys
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..audio import from_samples
+from ..bench.real import real_crowd
 from ..engines.base import Recognizer
 from ..grammar import Grammar
 from ..messages import Finding, GamePlan, Input, OccasionRecord, Severity, Utterance
@@ -44,14 +46,21 @@ class Condition:
 
     voices: HallVoices
     snr_db: float | None
+    babble: str = "espeak"
+    """The crowd: 'espeak' (six espeak talkers) or 'real' (human recordings only, as in a hall)."""
 
     @property
     def name(self) -> str:
         level = "clean" if self.snr_db is None else f"{self.snr_db:g} dB"
-        return f"{self.voices.name} {level}"
+        crowd = " real babble" if self.snr_db is not None and self.babble == "real" else ""
+        return f"{self.voices.name} {level}{crowd}"
 
 
-CONDITIONS = tuple(Condition(v, snr) for v in (TUNING_VOICES, HELD_OUT_VOICES) for snr in (None, 20.0, 10.0))
+CONDITIONS = tuple(Condition(v, snr) for v in (TUNING_VOICES, HELD_OUT_VOICES) for snr in (None, 20.0, 10.0)) + tuple(
+    Condition(HELD_OUT_VOICES, snr, "real") for snr in (20.0, 10.0, 5.0)
+)
+"""0-5: tuning and held-out voices, clean, 20 and 10 dB of espeak babble; 6-8: held-out voices in real-speech
+babble at 20, 10 and 5 dB (issue 19)."""
 
 DEFAULT_CONDITIONS = (0, 3, 1, 4, 2)
 """Clean first (fast), then 20 dB, then 10 dB; held-out voices at 10 dB only on request (`--condition 5`),
@@ -124,7 +133,8 @@ def run_scenario(
     expected: OccasionRecord = check_script(items, settings, grammar)
     wall, cpu = time.perf_counter(), time.process_time()
     rendering = render(items, condition.voices, seed=seed)
-    samples = in_babble(rendering, condition.snr_db, seed=seed + 1)
+    crowd = real_crowd(random.Random(seed + 2)) if condition.babble == "real" and condition.snr_db is not None else None
+    samples = in_babble(rendering, condition.snr_db, seed=seed + 1, crowd=crowd)
     recording = from_samples(samples, 16000)
     result = check_recording(
         recording, plans_of(path), settings, grammar, keys=rendering.board_keys(), recognizers=recognizers
