@@ -30,10 +30,15 @@ on held-out voices is 0.3 %, so the fit aims lower)."""
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
-    """The dump's hearings that were read as one call (the only ones the call confidence judges)."""
+    """The dump's hearings of the training voices that were read as one call (the only ones the call confidence
+    judges)."""
+    from .bench.hallset import TRAIN
+
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
+        if row.get("voice") not in TRAIN:
+            continue
         if row.get("call") is not None and len(row.get("features") or ()) == len(CALL_FEATURES):
             out.append(row)
     return out
