@@ -25,8 +25,8 @@ import numpy as np
 from .engines.whisper_engine import CALIBRATION, CALL_FEATURES
 
 SURE_WRONG = 0.002
-"""The share of sure hearings allowed to be wrong on the training data when the threshold is chosen (the target
-on held-out voices is 0.3 %, so the fit aims lower)."""
+"""The share of call hearings allowed to be sure and wrong on the training data when the threshold is chosen (the
+target on held-out voices is 0.3 % of calls, so the fit aims lower)."""
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -68,11 +68,10 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> tuple
 
 
 def threshold(p: np.ndarray, y: np.ndarray, sure_wrong: float = SURE_WRONG) -> float:
-    """The lowest probability at which the hearings judged sure are wrong at most `sure_wrong` of the time."""
+    """The lowest probability at which the hearings judged sure and wrong are at most `sure_wrong` of them all."""
     order = np.argsort(-p)
     wrong = np.cumsum(1 - y[order])
-    count = np.arange(1, len(p) + 1)
-    ok = wrong <= sure_wrong * count
+    ok = wrong <= sure_wrong * len(p)
     if not ok.any():
         return 1.0
     last = int(np.nonzero(ok)[0].max())
