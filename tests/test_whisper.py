@@ -184,7 +184,9 @@ def test_calls_fixture(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
     heard = list(recognizer.stream(chunks(read_wav(FIXTURES / "calls.wav").channels[0])))
     want = [words for _, _, words in script_lines(FIXTURES / "calls.txt")]
     assert [h.text for h in heard] == want
-    assert all(not h.uncertain for h in heard)
+    # The fitted call confidence is sure from p >= 0.976 (at most 0.2 % of the training calls sure and wrong): a
+    # right call may come out unsure, never more than one of these six clear ones.
+    assert sum(h.uncertain for h in heard) <= 1
     assert all(h.latency > 0 and h.snr_db is not None for h in heard)
 
 
@@ -356,3 +358,59 @@ def test_a_phrase_s_number_the_free_sentence_does_not_hold_is_a_guess(recognizer
     assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 4 7 2 8.") == pytest.approx(7 / 8)
     assert recognizer._numbers_heard("three hundred dollars", "$300") == 1.0
     assert recognizer._numbers_heard("valid bingo", "Bally bingo") == 1.0
+
+
+def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
+    recognizer: WhisperRecognizer, grammar: Grammar, model: Path
+) -> None:
+    """A caller's "B ... eleven": the letter, then 0.5 s of quiet (past the endpointer's 0.3 s hangover), then the
+    number. The letter alone is held and joined to the number: one hearing of the call, not "b something" and a
+    lone number."""
+    voice = Voice("en-gb", 150)
+    gap = np.zeros(int(0.5 * 16000), np.int16)
+    edge = np.zeros(16000, np.int16)
+    stream = np.concatenate([edge, speak("G.", voice), gap, speak("fifty four", voice), edge])
+    recognizer.set_step(grammar.step_intents("calling"))
+    heard = list(recognizer.stream(chunks(stream)))
+    assert [h.text for h in heard] == ["g fifty four"]
+    assert heard[0].start < 1.1 and heard[0].end > 1.0 + (len(stream) - 2 * 16000) / 16000 - 0.2
+    unjoined = WhisperRecognizer(grammar, model, WhisperSettings(join_gap=0.0))
+    unjoined.set_step(grammar.step_intents("calling"))
+    assert len(list(unjoined.stream(chunks(stream)))) == 2  # without joining, the pause cuts the call in two
+
+
+def test_the_call_confidence_model_is_read_checked_and_monotone(tmp_path: Path) -> None:
+    from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES, _calibration
+
+    model = _calibration(CALIBRATION)
+    assert model is not None, "the fitted call confidence is committed"
+    made = json.loads(CALIBRATION.read_text())
+    assert made["trained_on"]["data_sha256"] and made["trained_on"]["command"].startswith("python -m assistant.train")
+    sure = 0.9
+    low = model.confidence([0.5, 0.5, 1.0, -2.0, 0.5, 0.0, 5.0], sure)
+    high = model.confidence([1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0], sure)
+    assert 0.0 <= low < sure <= high <= 1.0
+    at = model.sure_at
+    assert model.probability([1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0]) >= at
+    wrong = dict(made, features=[*CALL_FEATURES[:-1], "something else"])
+    bad = tmp_path / "call_confidence.json"
+    bad.write_text(json.dumps(wrong))
+    with pytest.raises(EngineError, match="made for other features"):
+        _calibration(bad)
+    bad.write_text("{not json")
+    with pytest.raises(EngineError, match="cannot read the call confidence"):
+        _calibration(bad)
+
+
+def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path) -> None:
+    from assistant.train import fit, threshold
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 2))
+    y = (x[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(float)
+    w, b = fit(x, y)
+    assert w[0] > 2 * abs(w[1])  # the informative feature carries the weight
+    p = 1 / (1 + np.exp(-(x @ w + b)))
+    t = threshold(p, y, 0.005)
+    assert ((p >= t) & (y == 0)).sum() <= 0.005 * len(y)
+    assert (p >= t).sum() > 100
