@@ -85,8 +85,7 @@ class Procedure:
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
-            if unsure:
-                conduct.unsure_hearings.append(Hearing(time, item.role, item.text))
+            conduct.hearings.append(Hearing(time, item.role, item.text, unsure))
             untaken: list[Meaning] = []
             for meaning in item.meanings:
                 intent = self.grammar.known.get(meaning.intent)

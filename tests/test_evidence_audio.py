@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from assistant.audio import from_samples
@@ -35,6 +35,7 @@ _SETTINGS = load_settings()
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.generate],  # shrinking a session of hall audio takes many minutes and says little
 )
 @given(
     balls=st.lists(st.integers(1, 75), min_size=6, max_size=6, unique=True),

@@ -131,7 +131,9 @@ class Calling(ConductCore):
         if pending is not None:
             # Two hearings that agree on the ball explain each other: no owed words hide in them.
             said = (pending.time, self.now.time)
-            self.unsure_hearings = [h for h in self.unsure_hearings if h.time not in said or h.role is not Role.CALLER]
+            self.hearings = [
+                replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.hearings
+            ]
         self.pending = None
         self._cancel("repeat")
         limit = self._limit()

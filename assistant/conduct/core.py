@@ -90,7 +90,8 @@ class ConductCore:
         """The unsure hearing that put the machine in its state (a "bingo" heard unsure), while it is there."""
         self.outage: OutageRecord | None = None
         self.outage_flagged = False
-        self.unsure_hearings: list[Hearing] = []
+        self.hearings: list[Hearing] = []
+        """Every hearing of the game so far, sure or not: where owed words may hide, and where that stops."""
         self._reset_game()
         known = set(dir(self))
         for spec in rules.transitions:
@@ -183,8 +184,9 @@ class ConductCore:
 
         It is a violation (or a warning) only when every hearing it rests on was sure and, for a finding made
         from an absence (`owed` in the rule pack: words that were not heard), no unsure hearing of the role that
-        owed the words falls in the window where they were owed (`since`, by default the game's start, up to now).
-        Otherwise it is uncertain, and its `doubts` name the hearings that made it so.
+        owed the words falls in the window where they were owed (`since`, by default the game's start, up to now,
+        reaching back over the role's unsure hearings just before it: see `heard_unsure`). Otherwise it is
+        uncertain, and its `doubts` name the hearings that made it so.
 
         The hearings it rests on: the one in hand, the one that put the machine in its state (a claim heard
         unsure), and the earlier hearing the check names (`heard`, `at`), unsure when `unsure`."""
@@ -231,12 +233,18 @@ class ConductCore:
 
     def heard_unsure(self, roles: tuple[str, ...], since: float) -> Hearing | None:
         """The latest hearing of one of these roles, at or after `since`, that was unsure. Whatever it was read
-        as, an unsure hearing may have been anything the role had to say."""
-        for hearing in reversed(self.unsure_hearings):
+        as, an unsure hearing may have been anything the role had to say.
+
+        The window reaches back before `since` over the role's unsure hearings that come right before it, up to
+        its last sure hearing: where a window opens is known only as well as the hearings around it (a call's
+        first saying heard unsure, then its second heard sure, leaves the first owed; the unsure one was it)."""
+        for hearing in reversed(self.hearings):
+            if hearing.role.value not in roles:
+                continue
+            if hearing.unsure:
+                return hearing
             if hearing.time < since:
                 return None
-            if hearing.role.value in roles and hearing.unsure:
-                return hearing
         return None
 
     def prompt(self, kind: str, **fields: object) -> None:

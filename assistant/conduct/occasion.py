@@ -18,7 +18,7 @@ class Occasion(ConductCore):
         number = len(self.occasion.games) + 1
         self.game = GameRecord(number=number, plan=plan, start=self.now.time)
         self.occasion.games.append(self.game)
-        self.unsure_hearings = [h for h in self.unsure_hearings if h.time >= self.now.time]
+        self.hearings = [h for h in self.hearings if h.time >= self.now.time]
         self.board = Board(game_number=number, plan=plan)
         self.emit(GameOpened(number, plan, self.now.time))
         if plan.prize:

@@ -32,7 +32,7 @@ class Now:
 
 @dataclass(frozen=True)
 class Hearing:
-    """Something heard unsure: owed words may hide in it."""
+    """Something heard, by whom, and whether sure: owed words may hide in an unsure hearing."""
 
     time: float
     role: Role

@@ -100,7 +100,8 @@ class WhisperSettings:
     """Quiet seconds after which the utterance is decoded ahead of the endpointer's verdict (hangover 0.3 s)."""
     free_prompt: str = "step"
     """The prompt of the free sentence, the yardstick of a hearing: 'step' (the grammar search's own prompt) or
-    'bare' (Whisper's start tokens alone). Measured on the hall set's tuning voices, 'bare' heard fewer calls sure (clean 18 of 30 against 25 for en-us)."""
+    'bare' (Whisper's start tokens alone). Measured on the hall set's tuning voices, 'bare' heard fewer calls
+    sure (clean 18 of 30 against 25 for en-us)."""
     calibrated: bool = True
     """A call's confidence from the fitted model (CALIBRATION) instead of N-best share x likeness, where the model
     file is there."""
