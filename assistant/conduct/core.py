@@ -265,7 +265,9 @@ class ConductCore:
             elif not utterance.meanings:
                 reasons.append("not understood")
         for meaning in untaken:
-            if meaning.number is not None:
+            if meaning.intent == "bingo":
+                reasons.append(f"'{meaning.words}' in the caller's own sentence is no claim")
+            elif meaning.number is not None:
                 column = Ball(meaning.number).letter
                 reasons.append(f"'{meaning.words}' names no ball ({meaning.number} is under {column})")
         if not reasons:
@@ -297,6 +299,14 @@ class ConductCore:
 
     def said_by_floor(self) -> bool:
         return self.now.utterance is not None and self.now.utterance.role is Role.FLOOR
+
+    def signals_claim(self) -> bool:
+        """B(1): a claim is a player's signal, or the floor's (or the caller's) report of one said as such ("bingo",
+        "we have a bingo"). The word inside the caller's own sentence ("welcome to tonight's bingo") is no claim."""
+        utterance = self.now.utterance
+        if utterance is None or utterance.role is not Role.CALLER:
+            return True
+        return len(utterance.meanings) == 1 and not utterance.unknown
 
     def has_calls(self) -> bool:
         return bool(self.board.called)
