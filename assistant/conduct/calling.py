@@ -58,6 +58,15 @@ class Calling(ConductCore):
                 return
             if not self._different_call(pending, ball):
                 return
+        if self.held_next and ball == self.board.held_ball and ball in self.board.called:
+            # B(5): the held ball, cut off by the bingo after its first saying, is called now: no ball recalled
+            # (A(6)); it is said twice from here.
+            self.held_next = False
+            self.board.held_ball = None
+            self.held_hearing = None
+            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+            self._due("repeat", self.settings.repeat_window)
+            return
         if ball in self.unrepeated:
             self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
             return
@@ -146,8 +155,10 @@ class Calling(ConductCore):
             self.held_next = False
             held = self.board.held_ball
             if held is not None and ball != held:
-                self.find("held-ball-not-called-next", ball=ball, held=held)
+                rests_on = [self.held_hearing] if self.held_hearing is not None else []
+                self.find("held-ball-not-called-next", rests_on=rests_on, ball=ball, held=held)
             self.board.held_ball = None
+            self.held_hearing = None
         limit = self._limit()
         count = len(self.board.called) + 1
         if limit is not None and count > limit:

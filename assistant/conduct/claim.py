@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, GamePlan, GameType
+from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, GamePlan, GameType, Role
 from .core import ConductCore
-from .state import Claim
+from .state import Claim, Hearing
 
 
 class Claiming(ConductCore):
@@ -25,7 +25,14 @@ class Claiming(ConductCore):
         record = ClaimRecord(time=self.now.time, held_ball=held)
         self.game.claims.append(record)
         cut_off = pending if interrupted is not None and self.now.unsure else None
-        self.claim = Claim(record=record, in_play=list(self.board.called), interrupted=interrupted, cut_off=cut_off)
+        said = Hearing(pending.time, Role.CALLER, pending.heard, pending.unsure) if pending and interrupted else None
+        self.claim = Claim(
+            record=record,
+            in_play=list(self.board.called),
+            interrupted=interrupted,
+            interrupted_hearing=said,
+            cut_off=cut_off,
+        )
         self.asked_other = False
         self.emit(ClaimOpened(self.game.number, self.now.time, held))
         if self.now.unsure:
@@ -128,7 +135,12 @@ class Claiming(ConductCore):
         self._due("ask-other", self.settings.answer_window)
 
     def resolve_invalid(self) -> None:
-        """B(5): the held ball is the next call."""
+        """B(5): the held ball is the next call. With no ball keyed on the master board, the held ball is the call
+        the bingo cut off before its second saying: the ball in the caller's hand when the game stopped."""
+        assert self.claim is not None
+        if self.board.held_ball is None and self.claim.interrupted is not None:
+            self.board.held_ball = self.claim.interrupted
+            self.held_hearing = self.claim.interrupted_hearing
         held = self.board.held_ball
         self._resolve(False)
         if not self.won:

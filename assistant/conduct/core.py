@@ -122,6 +122,8 @@ class ConductCore:
         self.asked_other = False
         self.won = False
         self.held_next = False
+        self.held_hearing: Hearing | None = None
+        """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
         self.unmatched_key: BoardKey | None = None
         self.prize_counted = False
         self.dues: dict[str, Due] = {}

@@ -89,6 +89,8 @@ class Claim:
     uncalled_read: list[Ball] = field(default_factory=list)
     interrupted: Ball | None = None
     """The call the bingo cut off before its second saying: saying it now is no reading (C)."""
+    interrupted_hearing: Hearing | None = None
+    """How that call was heard: if the claim proves invalid it is the held ball (B(5)), and rests on this."""
     cut_off: Pending | None = None
     """That call in hand, kept while the bingo is unsure: if the game goes on, it is owed its second saying."""
     not_called_unsure: bool = False
