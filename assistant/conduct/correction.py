@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..messages import Ball, CallRecord, Meaning
+from .calling import misread
 from .core import ConductCore
 from .state import Correction, Pending
 
@@ -78,14 +79,26 @@ class Correcting(ConductCore):
             self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # said twice from here
             self._due("repeat", self.settings.repeat_window)
             return
-        if correction.wrong is not None and correction.wrong in self.board.called:
-            self._withdraw(correction.wrong)
+        wrong = self._named_wrong(correction, ball)
+        if wrong is not None and wrong in self.board.called:
+            self._withdraw(wrong)
         if ball in self.board.called:
             if correction.wrong is None and ball == self.board.last:
                 return  # the ball just called, read again after a call that named no ball
             self.find("ball-recalled", ball=ball, first="earlier")
             return
         self._new_ball(ball)
+
+    def _named_wrong(self, correction: Correction, ball: Ball) -> Ball | None:
+        """The ball a correction applies to: the one its correct call names, whenever the correction comes. The
+        error sentence is taken to correct the ball just called, unless the correct call is a misreading of
+        another ball on the board and not of that one ("G fifty" called, then "N thirty three" twice, then the
+        sentence and "G fifty five"): the latest such ball of the correct call's column is the one withdrawn."""
+        wrong = correction.wrong
+        if not correction.sentence or correction.second is not None or (wrong is not None and misread(wrong, ball)):
+            return wrong
+        named = [b for b in reversed(self.board.called) if b.letter == ball.letter and b != ball and misread(b, ball)]
+        return named[0] if named else wrong
 
     def _expired_miscall(self) -> None:
         self._settle_correction()
