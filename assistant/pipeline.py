@@ -112,6 +112,7 @@ class Session:
             settings=ProcedureSettings(
                 repeat_window=settings.procedure.repeat_window,
                 answer_window=settings.procedure.answer_window,
+                claim_echo=settings.procedure.claim_echo,
                 prize_cap=settings.procedure.prize_cap,
                 min_confidence=settings.procedure.min_confidence,
             ),

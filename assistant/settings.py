@@ -42,6 +42,8 @@ class ProcedureConfig:
     """Seconds for the second saying of a call (A(3))."""
     answer_window: float = 15.0
     """Seconds for a due announcement or answer."""
+    claim_echo: float = 1.5
+    """Seconds within which a player's second bingo may be the first said again: the card it owes is uncertain."""
     prize_cap: float = 2500.0
     """Aggregate prizes of an occasion (E(2)(f))."""
     min_confidence: float = 0.5

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, GamePlan, GameType, Role
-from .core import ConductCore
-from .state import Claim, Hearing
+from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, Doubt, GamePlan, GameType, Role
+from .core import SAID_AGAIN, ConductCore
+from .state import Claim, Hearing, SideClaim
 
 
 class Claiming(ConductCore):
@@ -51,15 +51,37 @@ class Claiming(ConductCore):
         self.claim = None
         self.state_unsure = False
 
+    def add_claim(self) -> None:
+        """B(1), B(7): another bingo while a claim is verified is another claim, with its own card to read."""
+        claim = self.claim
+        hearing = self.hearing_in_hand()
+        if claim is None or self.game is None or hearing is None or hearing.time == claim.records()[-1].time:
+            return  # "bingo bingo" in one breath is one claim
+        record = ClaimRecord(time=self.now.time, held_ball=claim.record.held_ball)
+        self.game.claims.append(record)
+        previous = claim.records()[-1].time
+        claim.also.append(SideClaim(record, hearing, self.now.time - previous))
+        self.emit(ClaimOpened(self.game.number, self.now.time, record.held_ball))
+
     def note_card(self) -> None:
-        """B(7): the floor reads the card's manufacturer ID and serial number."""
+        """B(7): the floor reads the card's manufacturer ID and serial number; with claims side by side, each card
+        read goes to the first claim whose card still lacks what it gives."""
         meaning = self.now.meaning
         if self.claim is None or meaning is None:
             return
+        records = self.claim.records()
         if meaning.manufacturer:
-            self.claim.record.manufacturer = meaning.manufacturer
+            record = next((r for r in records if r.manufacturer is None), None)
+            if record is None:
+                record = self.claim.reading or records[-1]
+            record.manufacturer = meaning.manufacturer
+            self.claim.reading = record
         if meaning.serial:
-            self.claim.record.serial = meaning.serial
+            record = self.claim.reading if meaning.manufacturer else None
+            if record is None or record.serial is not None:
+                record = next((r for r in records if r.serial is None), self.claim.reading or records[-1])
+            record.serial = meaning.serial
+            self.claim.reading = record
 
     def confirm_winning_number(self) -> None:
         """B(8): each winning number the floor announces is confirmed on the master board."""
@@ -67,10 +89,11 @@ class Claiming(ConductCore):
         if claim is None:
             return
         ball = self._ball()
-        if ball not in claim.record.winning:
-            claim.record.winning.append(ball)
-        if ball not in claim.in_play and ball not in claim.record.not_called:
-            claim.record.not_called.append(ball)
+        record = claim.reading or claim.record
+        if ball not in record.winning:
+            record.winning.append(ball)
+        if ball not in claim.in_play and ball not in record.not_called:
+            record.not_called.append(ball)
             if self.now.unsure:
                 claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
             else:
@@ -93,38 +116,53 @@ class Claiming(ConductCore):
             self.find("held-ball-called", ball=ball)
         elif ball not in claim.in_play:
             self.find("call-during-claim", ball=ball)
-        elif ball in claim.record.winning:
+        elif any(ball in r.winning for r in claim.records()):
             pass  # the caller confirms a number the floor announced (B(8))
         elif not claim.caller_read:
             claim.caller_read = True
             self.find("caller-read-winning-numbers")
 
     def check_verification(self) -> None:
-        """B(7) card read, B(8) winning numbers announced and all called (cover-all: uncalled numbers called)."""
+        """B(7) each claim's card read, B(8) winning numbers announced and all called (cover-all: uncalled numbers
+        called). A claim signalled beside another rests on how its own bingo was heard."""
         claim = self.claim
         if claim is None:
             return
-        record = claim.record
-        since = record.time
-        if record.manufacturer is None and record.serial is None:
-            self.find("card-id-not-read", since=since)
-        elif record.manufacturer is None or record.serial is None:
-            have, missing = (
-                ("serial number", "manufacturer ID")
-                if record.manufacturer is None
-                else ("manufacturer ID", "serial number")
-            )
-            self.find("card-id-incomplete", since=since, have=have, missing=missing)
+        claims = [(claim.record, [], []), *((c.record, [c.hearing], self._same_claim(c)) for c in claim.also)]
+        for record, rests_on, doubts in claims:
+            since = record.time
+            if record.manufacturer is None and record.serial is None:
+                self.find("card-id-not-read", since=since, rests_on=rests_on, doubts=doubts)
+            elif record.manufacturer is None or record.serial is None:
+                have, missing = (
+                    ("serial number", "manufacturer ID")
+                    if record.manufacturer is None
+                    else ("manufacturer ID", "serial number")
+                )
+                self.find(
+                    "card-id-incomplete", since=since, rests_on=rests_on, doubts=doubts, have=have, missing=missing
+                )
+        since = claim.record.time
         plan = self.board.plan or GamePlan()
+        records = claim.records()
         if plan.type is GameType.COVER_ALL:
             if not claim.uncalled_read:
                 self.find("uncalled-numbers-not-read", since=since)
-        elif not record.winning:
+        elif not any(r.winning for r in records):
+            # which card the floor's numbers belong to is inferred from the order of reading: only none at all is sure
             self.find("winning-numbers-not-read", since=since)
-        if record.not_called:
+        not_called = list(dict.fromkeys(b for r in records for b in r.not_called))
+        if not_called:
             # a ball missing from the board may have been called in speech we could not hear clearly (owed)
-            balls = ", ".join(str(b) for b in record.not_called)
+            balls = ", ".join(str(b) for b in not_called)
             self.find("valid-with-uncalled-numbers", balls=balls, unsure=claim.not_called_unsure)
+
+    def _same_claim(self, side: SideClaim) -> list[Doubt]:
+        """A bingo a moment after another may be one player's bingo said twice ("Bingo! Bingo!"), not two cards."""
+        if side.after > self.settings.claim_echo:
+            return []
+        h = side.hearing
+        return [Doubt(h.time, h.role, h.text, SAID_AGAIN)]
 
     def resolve_valid(self) -> None:
         """B(4): the game is over; B(9) is due."""
@@ -150,19 +188,19 @@ class Claiming(ConductCore):
     def _resolve(self, valid: bool) -> None:
         claim = self.claim
         assert self.game is not None and claim is not None
-        claim.record.valid = valid
-        record = claim.record
-        self.emit(
-            ClaimResolved(
-                self.game.number,
-                self.now.time,
-                valid,
-                record.manufacturer,
-                record.serial,
-                tuple(record.winning),
-                tuple(record.not_called),
+        for record in claim.records():
+            record.valid = valid
+            self.emit(
+                ClaimResolved(
+                    self.game.number,
+                    self.now.time,
+                    valid,
+                    record.manufacturer,
+                    record.serial,
+                    tuple(record.winning),
+                    tuple(record.not_called),
+                )
             )
-        )
         self.claim = None
 
     def flush_utterance(self) -> None:

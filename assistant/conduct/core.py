@@ -40,6 +40,7 @@ INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
 RESTS_ON = "the finding rests on this hearing, heard unsure"
 STATE_RESTS_ON = "the step the game was in rests on this hearing, heard unsure"
 MAY_HOLD = "the words owed may have been said here, heard unsure"
+SAID_AGAIN = "a bingo this soon after another may be the same claim said again"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class ProcedureSettings:
     """Seconds for the second saying of a call (A(3)) and for the correct call after the A(5) sentence."""
     answer_window: float = 15.0
     """Seconds for a due announcement, "are there any other bingos?", "this game is completed", a mis-call fix."""
+    claim_echo: float = 1.5
+    """Seconds within which a player's second bingo may be the first said again ("Bingo! Bingo!"): the card it
+    would owe (B(7)) is then uncertain, for review."""
     prize_cap: float = 2500.0
     """Aggregate prizes offered or given in one occasion (E(2)(f))."""
     min_confidence: float = 0.5
@@ -180,6 +184,7 @@ class ConductCore:
         at: float | None = None,
         since: float | None = None,
         rests_on: Sequence[Hearing] = (),
+        doubts: Sequence[Doubt] = (),
         **fields: object,
     ) -> None:
         """A finding, judged by the rule of evidence, the same way for every clause.
@@ -191,11 +196,12 @@ class ConductCore:
         uncertain, and its `doubts` name the hearings that made it so.
 
         The hearings it rests on: the one in hand, the one that put the machine in its state (a claim heard
-        unsure), and the earlier hearing the check names (`heard`, `at`), unsure when `unsure`."""
+        unsure), and the earlier hearing the check names (`heard`, `at`), unsure when `unsure`. `doubts`: what
+        else the check could not tell from what was heard (two bingos a moment apart may be one claim)."""
         spec = self.rules.findings[code]
         if since is not None and not spec.owed:
             raise RuleError(f"finding {code!r} is made from an absence (since {since}) but names no role that owed it")
-        doubts = [Doubt(h.time, h.role, h.text, RESTS_ON) for h in rests_on if h.unsure]
+        doubts = [*doubts, *(Doubt(h.time, h.role, h.text, RESTS_ON) for h in rests_on if h.unsure)]
         in_hand = self.hearing_in_hand()
         if unsure:
             role = in_hand.role if in_hand is not None else Role(spec.owed[0]) if spec.owed else Role.CALLER
@@ -309,6 +315,9 @@ class ConductCore:
         if utterance is None or utterance.role is not Role.CALLER:
             return True
         return len(utterance.meanings) == 1 and not utterance.unknown
+
+    def said_by_player(self) -> bool:
+        return self.now.utterance is not None and self.now.utterance.role is Role.PLAYER
 
     def has_calls(self) -> bool:
         return bool(self.board.called)

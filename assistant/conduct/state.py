@@ -95,6 +95,23 @@ class Claim:
     """That call in hand, kept while the bingo is unsure: if the game goes on, it is owed its second saying."""
     not_called_unsure: bool = False
     """A winning number missing from the board was heard unsure: it may be a called ball misheard (B(8))."""
+    also: list[SideClaim] = field(default_factory=list)
+    """Other claims signalled while this one is verified: each is its own claim, with its own card (B(7))."""
+    reading: ClaimRecord | None = None
+    """The claim whose card the floor read last: the winning numbers announced next are its."""
+
+    def records(self) -> list[ClaimRecord]:
+        return [self.record, *(c.record for c in self.also)]
+
+
+@dataclass
+class SideClaim:
+    """A claim signalled beside another, and how its bingo was heard."""
+
+    record: ClaimRecord
+    hearing: Hearing
+    after: float
+    """Seconds since the bingo before it: a moment apart, it may be one player's bingo said twice."""
 
 
 @dataclass
