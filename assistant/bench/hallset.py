@@ -52,6 +52,11 @@ TRAIN = (
     "espeak:en-gb-x-gbclan+m3@165",
     "espeak:en-gb-x-gbcwmd+m7@150",
     "espeak:en-us+m3@185",
+    "espeak:en-us+klatt4@160",
+    "espeak:en-us+Annie@170",
+    "espeak:en-gb+Alex@150",
+    "espeak:en-gb-x-gbcwmd+Andy@180",
+    "espeak:en-us+f5@145",
 )
 """Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
 held-out flite voices, none of the scenario benchmark's held-out espeak voices. Not en-029: its "thirty" is heard
