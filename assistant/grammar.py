@@ -113,6 +113,9 @@ class Grammar:
             self.heard_digits: list[str] = list(numbers.get("heard_digits", self.digit_aliases))
             self.max_number = int(numbers.get("max", 99999))
             self.spellings: dict[str, str] = {**aliases, **dict(data.get("spellings", {}))}
+            self.fillers: frozenset[str] = frozenset(str(w) for w in data.get("fillers", ()))
+            """Words a caller puts inside a sentence of the rule ("an error has been made folks, ..."): skipped
+            there, so the rule's words are still there in order; anywhere else they are words of their own."""
             self.intents: dict[str, Intent] = {
                 str(name): _intent(str(name), spec) for name, spec in data["intents"].items()
             }
@@ -332,6 +335,8 @@ class Grammar:
             if not part.startswith("{"):
                 if j < len(tokens) and tokens[j] == part:
                     yield from walk(k + 1, j + 1, slots)
+                elif 0 < k and j < len(tokens) and tokens[j] in self.fillers:
+                    yield from walk(k, j + 1, slots)
                 return
             slot = part.strip("{}")
             reader: dict[str, Any] = {
