@@ -335,7 +335,7 @@ class Grammar:
             if not part.startswith("{"):
                 if j < len(tokens) and tokens[j] == part:
                     yield from walk(k + 1, j + 1, slots)
-                elif 0 < k and j < len(tokens) and tokens[j] in self.fillers:
+                elif k > 0 and j < len(tokens) and tokens[j] in self.fillers:
                     yield from walk(k, j + 1, slots)
                 return
             slot = part.strip("{}")

@@ -414,3 +414,16 @@ def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path
     t = threshold(p, y, 0.005)
     assert ((p >= t) & (y == 0)).sum() <= 0.005 * len(y)
     assert (p >= t).sum() > 100
+
+
+def test_bingo_inside_a_sentence_is_heard_as_the_sentence(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
+    """B(1), issue 16: the caller's "welcome everyone to tonight's bingo" was heard as a lone "bingo" (a claim);
+    now the hearing carries the sentence, which the procedure does not take as a claim. A lone "bingo" stays one."""
+    recognizer.set_step(grammar.step_intents("calling"))
+    pad = np.zeros(4000, dtype=np.int16)
+    said = np.concatenate([pad, speak("welcome everyone to tonight's bingo", Voice("en-us", 165)), pad])
+    heard = recognizer.decode(said)
+    parsed = grammar.parse(heard.text)
+    assert [m.intent for m in parsed.meanings] == ["bingo"] and "welcome" in parsed.unknown, heard.text
+    alone = np.concatenate([pad, speak("bingo", Voice("en-gb", 160)), pad])
+    assert recognizer.decode(alone).text == "bingo"

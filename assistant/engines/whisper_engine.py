@@ -566,6 +566,16 @@ class WhisperRecognizer:
             similarity = difflib.SequenceMatcher(a=free_words, b=reading.text).ratio()
             if similarity < self.settings.min_similarity:
                 reading = replace(reading, confidence=reading.confidence * similarity)
+            if reading.intents == ("bingo",):
+                # "bingo" inside a sentence ("welcome to tonight's bingo"): the hearing is the sentence, so that
+                # the procedure can tell a claim from the word in someone's talk (B(1), issue 16). The decoder
+                # prompted with "Bingo!" writes the word and the sentence around it; without that prompt it may
+                # write another word for it ("tonight's game go"), so that sentence is read second.
+                for sentence in (" ".join(self._words(reading.free)), free_words):
+                    said = self.grammar.parse(sentence, intents)
+                    if [m.intent for m in said.meanings] == ["bingo"] and said.unknown:
+                        reading = replace(reading, text=sentence)
+                        break
         end = start + len(samples) / RATE
         too_long = len(samples) > self.settings.window * RATE
         heard = Heard(
