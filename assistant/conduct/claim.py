@@ -57,11 +57,16 @@ class Claiming(ConductCore):
         hearing = self.hearing_in_hand()
         if claim is None or self.game is None or hearing is None or hearing.time == claim.records()[-1].time:
             return  # "bingo bingo" in one breath is one claim
+        previous = claim.records()[-1].time
         record = ClaimRecord(time=self.now.time, held_ball=claim.record.held_ball)
         self.game.claims.append(record)
-        previous = claim.records()[-1].time
         claim.also.append(SideClaim(record, hearing, self.now.time - previous))
         self.emit(ClaimOpened(self.game.number, self.now.time, record.held_ball))
+        if self.state_unsure and not hearing.unsure:
+            # the first bingo was heard unsure, this one sure: the game is stopped for sure now (B(1))
+            self.state_unsure = False
+            self.state_hearing = None
+            self.prompt("read-card")
 
     def note_card(self) -> None:
         """B(7): the floor reads the card's manufacturer ID and serial number; with claims side by side, each card
