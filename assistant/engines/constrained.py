@@ -132,6 +132,10 @@ def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
                 short = contractions.get((seq[k], seq[k + 1]))
                 if short is not None:
                     net.path(chain[k], [short], chain[k + 2])
+            for k in range(1, len(seq)):  # "an error has been made folks, I am ...": light words inside a sentence
+                if not seq[k - 1].startswith("{") and not seq[k].startswith("{"):
+                    for filler in sorted(grammar.fillers):
+                        net.path(chain[k], [filler], chain[k])
     return net
 
 
