@@ -291,20 +291,23 @@ OPENING_INTENTS = frozenset({"last-ball-required", "last-ball-not-required", "ba
 
 
 def program_games(utterances: Iterable[Utterance], plans: Sequence[GamePlan]) -> Iterator[Input]:
-    """Start the games of the hall's program as the speech shows them: after "this game is completed", or,
-    when that was missed, at a sure opening announcement once the current game has had calls."""
+    """Start the games of the hall's program as the speech shows them: after a sure "this game is completed",
+    or, when that was missed, at a sure opening announcement once the current game has had sure calls. A game's
+    boundary is never a guess: every finding of the games after it would rest on it (an unsure "g forty eight"
+    heard in the caller's greeting made the last-ball announcement after it open the next game)."""
     if plans:
         yield GameStart(0.0, plans[0])
     next_plan, calls_in_game = 1, 0
     for utterance in utterances:
         intents = {m.intent for m in utterance.meanings}
-        opens = bool(intents & OPENING_INTENTS) and not utterance.uncertain and calls_in_game > 0
+        sure = not utterance.uncertain
+        opens = bool(intents & OPENING_INTENTS) and sure and calls_in_game > 0
         if opens and next_plan < len(plans):
             yield GameStart(utterance.start, plans[next_plan])
             next_plan, calls_in_game = next_plan + 1, 0
         yield utterance
-        calls_in_game += "call" in intents and utterance.role is Role.CALLER
-        if "game-completed" in intents and next_plan < len(plans):
+        calls_in_game += "call" in intents and utterance.role is Role.CALLER and sure
+        if "game-completed" in intents and sure and next_plan < len(plans):
             yield GameStart(utterance.end, plans[next_plan])
             next_plan, calls_in_game = next_plan + 1, 0
 

@@ -48,6 +48,20 @@ def test_opening_words_before_any_call_or_heard_unsure_start_no_game(grammar: Gr
     assert sum(isinstance(i, GameStart) for i in program_games(said, PLANS)) == 1
 
 
+def test_a_game_boundary_never_rests_on_an_unsure_hearing(grammar: Grammar) -> None:
+    """Measured on hall audio: the caller's greeting heard as an unsure "g forty eight", then the last-ball
+    announcement opened the next game, and every finding after it was judged against the wrong plan."""
+    said = [
+        _caller(grammar, 0, "G forty eight", uncertain=True),
+        _caller(grammar, 4, "last ball called is required"),
+        _caller(grammar, 10, "B seven"),
+        _caller(grammar, 13, "B seven"),
+        _caller(grammar, 20, "this game is completed", uncertain=True),
+        _caller(grammar, 30, "I twenty two"),
+    ]
+    assert [i.time for i in program_games(said, PLANS) if isinstance(i, GameStart)] == [0.0]
+
+
 def test_a_completed_game_starts_the_next_one_and_the_procedure_follows(grammar: Grammar) -> None:
     script = parse_script(
         "0:00 caller: last ball called is required\n0:05 caller: B seven\n0:08 caller: B seven\n"
