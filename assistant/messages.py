@@ -328,6 +328,8 @@ class CallRecord:
     withdrawn: bool = False
     keyed: bool = False
     """The master board console showed this ball too (A(4) confirmed)."""
+    sure: bool = True
+    """Some hearing of this call was sure: a later call of the ball can be held against it (A(6))."""
 
 
 @dataclass

@@ -67,6 +67,16 @@ class Calling(ConductCore):
             self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
             self._due("repeat", self.settings.repeat_window)
             return
+        if ball in self.board.called and not self._heard_sure(ball) and not self.now.unsure:
+            # On the board only by unsure hearings (a greeting heard as "g fifty"): this is the call said for
+            # sure, its first saying; neither a late second saying nor a ball called again rests on a guess.
+            if ball in self.unrepeated:
+                self.unrepeated.remove(ball)
+            self._withdraw(ball)  # the guess leaves the board; the call said for sure takes its place, now
+            self._add_call(ball)
+            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+            self._due("repeat", self.settings.repeat_window)
+            return
         if ball in self.unrepeated:
             self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
             return
@@ -143,6 +153,10 @@ class Calling(ConductCore):
             self.hearings = [
                 replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.hearings
             ]
+            if not self.now.unsure:
+                for record in self._records():
+                    if record.ball == pending.ball:
+                        record.sure = True
         self.pending = None
         self._cancel("repeat")
         limit = self._limit()

@@ -332,7 +332,7 @@ class ConductCore:
 
     def _add_call(self, ball: Ball) -> CallRecord:
         assert self.game is not None
-        record = CallRecord(ball, self.now.time)
+        record = CallRecord(ball, self.now.time, sure=not self.now.unsure)
         self.game.calls.append(record)
         self.board.called.append(ball)
         self.emit(CallMade(self.game.number, ball, self.now.time, self.now.heard))
@@ -347,6 +347,10 @@ class ConductCore:
         if ball in self.board.called:
             self.board.called.remove(ball)
         self.emit(CallWithdrawn(self.game.number, ball, self.now.time))
+
+    def _heard_sure(self, ball: Ball) -> bool:
+        """The ball is on the board by a sure hearing (not only by unsure ones, which may have been anything)."""
+        return any(c.sure for c in self._records() if c.ball == ball)
 
     def _records(self) -> list[CallRecord]:
         return [c for c in self.game.calls if not c.withdrawn] if self.game else []
