@@ -17,7 +17,7 @@ class Closing(ConductCore):
     def note_other_bingos_asked(self) -> None:
         """B(9): "are there any other bingos?" in those words."""
         if self.now.meaning is not None and self.now.meaning.intent == "other-bingos-paraphrase":
-            self.find("other-bingos-paraphrased")
+            self.find("other-bingos-paraphrased", since=self.now.time)  # the exact words may be in unsure speech
         self.asked_other = True
         self._cancel("ask-other")
         self._due("announce-completed", self.settings.answer_window)
@@ -29,7 +29,7 @@ class Closing(ConductCore):
                 self.find("other-bingos-not-asked", since=self.won_at)
                 self.prompt("ask-other-bingos")  # now, while the players can still answer
             if self.now.meaning is not None and self.now.meaning.intent.endswith("paraphrase"):
-                self.find("game-completed-paraphrased")
+                self.find("game-completed-paraphrased", since=self.now.time)
         self._finish("completed")
 
     def _expired_ask_other(self) -> None:

@@ -66,7 +66,14 @@ class Correcting(ConductCore):
         self.correction = None
         self._cancel("correction-call")
         if not correction.exact:
-            self.find("error-phrase-paraphrased", heard=correction.heard, unsure=correction.unsure, at=correction.time)
+            # the rule's exact words are what is missing: they may be in the caller's unsure speech around these
+            self.find(
+                "error-phrase-paraphrased",
+                heard=correction.heard,
+                unsure=correction.unsure,
+                at=correction.time,
+                since=correction.time,
+            )
         pending = self.pending
         if pending is not None:
             self.pending = None
