@@ -84,6 +84,10 @@ class Calling(ConductCore):
             return  # said a third time
         if ball in self.board.called:
             first = next(c.time for c in self._records() if c.ball == ball)
+            if self.dropped_claim is not None:
+                # perhaps the caller confirming a winning number of the claim heard unsure: no second saying owed
+                self.find("ball-recalled", rests_on=[self.dropped_claim], ball=ball, first=clock(first))
+                return
             self.find("ball-recalled", ball=ball, first=clock(first))
             self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # its second saying
             self._due("repeat", self.settings.repeat_window)
@@ -165,6 +169,7 @@ class Calling(ConductCore):
 
     def _new_ball(self, ball: Ball) -> None:
         """The next ball: B(5) held ball first after an invalid claim; D ball count; A(5) master board."""
+        self.dropped_claim = None  # the game went on for sure
         if self.held_next:
             self.held_next = False
             held = self.board.held_ball

@@ -50,6 +50,7 @@ class Claiming(ConductCore):
             self.pending = self.claim.cut_off
         self.claim = None
         self.state_unsure = False
+        self.dropped_claim = self.state_hearing
 
     def add_claim(self) -> None:
         """B(1), B(7): another bingo while a claim is verified is another claim, with its own card to read."""

@@ -128,6 +128,9 @@ class ConductCore:
         self.held_next = False
         self.held_hearing: Hearing | None = None
         """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
+        self.dropped_claim: Hearing | None = None
+        """A bingo heard unsure that the game went on past, until a new ball enters play: calls of balls already
+        called may have been the caller confirming its winning numbers (C), not balls called again (A(6))."""
         self.unmatched_key: BoardKey | None = None
         self.prize_counted = False
         self.dues: dict[str, Due] = {}
