@@ -110,6 +110,38 @@ def train(data: Path, out: Path, command: str, seed: int) -> dict[str, Any]:
     return model
 
 
+def evaluate(data: Path, models: Sequence[Path]) -> str:
+    """Each fit read on a hall-set dump (held-out voices, say): sure and right / sure and wrong of the call hearings
+    per condition and layout, and sure calls in the patter. The features do not depend on the fit, so one dump
+    serves every fit; a hearing is read on its own, before the two sayings are weighed together."""
+    from .engines.whisper_engine import _calibration
+
+    found = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    conditions = sorted(
+        {(r["layout"], r["snr"]) for r in found},
+        key=lambda k: (k[0], -1.0 if k[1] is None else -float(k[1])),
+    )
+    head = ["fit", *(f"{layout} {'clean' if snr is None else f'{snr:g} dB'}" for layout, snr in conditions)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for path in models:
+        model = _calibration(path)
+        if model is None:
+            raise SystemExit(f"train: no call confidence at {path}")
+        cells = []
+        for layout, snr in conditions:
+            rows_here = [r for r in found if (r["layout"], r["snr"]) == (layout, snr)]
+            calls = [r for r in rows_here if r.get("call") is not None and len(r["features"]) == len(CALL_FEATURES)]
+            sure = [r for r in calls if model.probability(r["features"]) >= model.sure_at]
+            if layout == "patter":
+                cells.append(f"{len(sure)} sure calls")
+                continue
+            said = [r for r in rows_here if r.get("truth") is not None]
+            right = sum(r["call"] == r["truth"] for r in sure)
+            cells.append(f"{right} / {len(sure) - right} of {len(said)}")
+        lines.append("| " + " | ".join([path.name, *cells]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assistant.train", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -120,7 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf.add_argument("--data", type=Path, default=None, help="fit on this hall-set dump instead of making one")
     conf.add_argument("--keep", type=Path, default=None, help="keep the dump made here")
     conf.add_argument("--out", type=Path, default=CALIBRATION)
+    ev = sub.add_parser("evaluate", help="read fits of the call confidence on a hall-set dump (sure right / wrong)")
+    ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
+    ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
     args = parser.parse_args(argv)
+    if args.what == "evaluate":
+        print(evaluate(args.data, args.models))
+        return 0
     command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     data = args.data
     if data is None:

@@ -416,6 +416,27 @@ def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path
     assert (p >= t).sum() > 100
 
 
+def test_fits_are_read_side_by_side_on_a_dump(tmp_path: Path) -> None:
+    """`python -m assistant.train evaluate DUMP FIT...`: sure and right / sure and wrong per condition, for each fit."""
+    from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES
+    from assistant.train import evaluate
+
+    sure = [1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0]  # posterior, likeness, ... of a clear hearing
+    doubtful = [0.3, 0.2, 3.0, -4.0, 0.0, 0.0, 9.0]
+    rows = [
+        {"layout": "continuous", "snr": 10.0, "call": 7, "truth": 7, "features": sure},
+        {"layout": "continuous", "snr": 10.0, "call": 8, "truth": 7, "features": doubtful},
+        {"layout": "continuous", "snr": 10.0, "call": None, "truth": 9, "features": []},
+        {"layout": "patter", "snr": 10.0, "call": 4, "truth": None, "features": doubtful},
+    ]
+    assert all(len(r["features"]) in (0, len(CALL_FEATURES)) for r in rows)
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    table = evaluate(dump, [CALIBRATION])
+    assert "| continuous 10 dB | patter 10 dB |" in table
+    assert "| call_confidence.json | 1 / 0 of 3 | 0 sure calls |" in table
+
+
 def test_bingo_inside_a_sentence_is_heard_as_the_sentence(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
     """B(1), issue 16: the caller's "welcome everyone to tonight's bingo" was heard as a lone "bingo" (a claim);
     now the hearing carries the sentence, which the procedure does not take as a claim. A lone "bingo" stays one."""
