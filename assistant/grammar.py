@@ -115,7 +115,8 @@ class Grammar:
             self.spellings: dict[str, str] = {**aliases, **dict(data.get("spellings", {}))}
             self.fillers: frozenset[str] = frozenset(str(w) for w in data.get("fillers", ()))
             """Words a caller puts inside a sentence of the rule ("an error has been made folks, ..."): skipped
-            there, so the rule's words are still there in order; anywhere else they are words of their own."""
+            between two of its words (as whisper's word network allows them), so the rule's words are still there
+            in order; anywhere else they are words of their own."""
             self.intents: dict[str, Intent] = {
                 str(name): _intent(str(name), spec) for name, spec in data["intents"].items()
             }
@@ -335,7 +336,7 @@ class Grammar:
             if not part.startswith("{"):
                 if j < len(tokens) and tokens[j] == part:
                     yield from walk(k + 1, j + 1, slots)
-                elif k > 0 and j < len(tokens) and tokens[j] in self.fillers:
+                elif k > 0 and not seq[k - 1].startswith("{") and j < len(tokens) and tokens[j] in self.fillers:
                     yield from walk(k, j + 1, slots)
                 return
             slot = part.strip("{}")
