@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 import threading
@@ -200,6 +201,8 @@ class _ChannelWorker:
         self._chunk: AudioChunk | None = None
         self._have = threading.Semaphore(0)
         self._want = threading.Semaphore(0)
+        self._ready = False
+        """The recognizer asked for its next chunk and has not been given it yet."""
         self._thread = threading.Thread(target=self._run, name=f"recognizer-{role.value}", daemon=True)
         self._thread.start()
 
@@ -221,16 +224,21 @@ class _ChannelWorker:
             self._want.release()
 
     def wait_ready(self) -> None:
-        self._want.acquire()
+        if not self._ready:
+            self._want.acquire()
+            self._ready = True
         if self.error is not None:
             raise self.error
 
     def give(self, chunk: AudioChunk | None) -> None:
+        self._ready = False
         self._chunk = chunk
         self._have.release()
 
     def finish(self) -> None:
-        self.wait_ready()
+        """End the stream, whatever happened: a recognizer that failed, or the other channel's, never hangs it."""
+        with contextlib.suppress(BaseException):
+            self.wait_ready()  # its error is raised below
         self.give(None)
         self._thread.join()
         if self.error is not None:
@@ -262,8 +270,14 @@ def lockstep_utterances(
             for worker, chunk in zip(workers, step, strict=False):
                 worker.give(chunk)
     finally:
+        errors = []
         for worker in workers:
-            worker.finish()
+            try:
+                worker.finish()
+            except BaseException as exc:  # every channel is ended before the first failure is told
+                errors.append(exc)
+        if errors:
+            raise errors[0]
     yield from drain()
 
 

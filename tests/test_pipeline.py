@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Iterator
+
+import numpy as np
 import pytest
 
+from assistant.audio import AudioChunk, chunks
 from assistant.engines.base import Heard
 from assistant.grammar import Grammar
 from assistant.messages import GamePlan, GameStart, GameType, Role, Utterance
-from assistant.pipeline import heard_to_utterance, program_games
+from assistant.pipeline import heard_to_utterance, lockstep_utterances, program_games
 from assistant.procedure import RulePack, check_inputs
 from assistant.script import parse_script
 
@@ -78,3 +83,47 @@ def test_words_the_grammar_cannot_place_make_a_hearing_unsure(grammar: Grammar) 
     assert dangling.uncertain and dangling.unknown
     clean = heard_to_utterance(Heard(0.0, 1.0, "b seven", 0.92, False), Role.CALLER, grammar)
     assert not clean.uncertain and [str(m.ball) for m in clean.meanings] == ["B7"]
+
+
+class _Failing:
+    """A recognizer (the port, for this one layer) that hears one call, then fails on the chunk after `at`."""
+
+    name = "failing"
+
+    def __init__(self, at: int | None) -> None:
+        self.at = at
+
+    def set_step(self, intents: object) -> None:
+        pass
+
+    def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
+        for k, chunk in enumerate(chunks):
+            if k == 2:
+                yield Heard(chunk.start, chunk.end, "b seven", 1.0, False)
+            if self.at is not None and k == self.at:
+                raise ValueError("number out of range: 1420251512")
+
+    def decode(self, samples: object, start: float = 0.0) -> Heard:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("failing", ["caller", "floor", "both"])
+def test_a_recognizer_that_fails_mid_stream_is_an_error_never_a_hang(grammar: Grammar, failing: str) -> None:
+    """Measured: whisper failed on a card number written as one numeral and the hall check hung for good (the
+    channels' lock-step waited for a chunk request that never came)."""
+    silence = np.zeros(16000, dtype=np.int16)
+    steps = zip(chunks(silence, 0.1), chunks(silence, 0.1), strict=True)
+    recognizers = [_Failing(5 if failing in ("caller", "both") else None), _Failing(4 if failing != "caller" else None)]
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(list(lockstep_utterances(steps, recognizers, grammar)))
+        except ValueError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "lock-step hung on a failed recognizer"
+    assert isinstance(outcome[0], ValueError) and "1420251512" in str(outcome[0])

@@ -416,6 +416,14 @@ def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path
     assert (p >= t).sum() > 100
 
 
+def test_a_card_number_written_as_one_numeral_is_read_digit_by_digit(recognizer: WhisperRecognizer) -> None:
+    """Measured on hall audio: the free sentence "Manufacturer 1420251512." raised "number out of range" and the
+    hall check stopped."""
+    words = recognizer._words("Manufacturer 1420251512, serial 55.")
+    digits = ["one", "four", "two", "zero", "two", "five", "one", "five", "one", "two"]
+    assert words == ["manufacturer", *digits, "serial", "fifty", "five"]
+
+
 def test_fits_are_read_side_by_side_on_a_dump(tmp_path: Path) -> None:
     """`python -m assistant.train evaluate DUMP FIT...`: sure and right / sure and wrong per condition, for each fit."""
     from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES

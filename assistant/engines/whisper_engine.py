@@ -511,7 +511,12 @@ class WhisperRecognizer:
         out: list[str] = []
         for word in self.grammar.normalize(text):
             number = word.lstrip("#")
-            out.extend(self.grammar.number_words(int(number)).split() if number.isdigit() else [word])
+            if not number.isdigit():
+                out.append(word)
+            elif int(number) <= self.grammar.max_number:
+                out.extend(self.grammar.number_words(int(number)).split())
+            else:  # a card's digits written as one numeral ("1420251512"): digit by digit
+                out.extend(self.grammar.units[int(d)] for d in number)
         return out
 
     def spoken(self, parse: Parse) -> str:
