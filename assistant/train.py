@@ -29,15 +29,15 @@ SURE_WRONG = 0.002
 target on held-out voices is 0.3 % of calls, so the fit aims lower)."""
 
 
-def rows(path: Path) -> list[dict[str, Any]]:
-    """The dump's hearings of the training voices that were read as one call (the only ones the call confidence
-    judges)."""
-    from .bench.hallset import TRAIN
+def rows(path: Path, voices: str = "train") -> list[dict[str, Any]]:
+    """The dump's hearings of the training voices (`hallset.SETS[voices]`) that were read as one call (the only ones
+    the call confidence judges)."""
+    from .bench.hallset import SETS
 
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        if row.get("voice") not in TRAIN:
+        if row.get("voice") not in SETS[voices]:
             continue
         if row.get("call") is not None and len(row.get("features") or ()) == len(CALL_FEATURES):
             out.append(row)
@@ -78,8 +78,8 @@ def threshold(p: np.ndarray, y: np.ndarray, sure_wrong: float = SURE_WRONG) -> f
     return float(p[order][last])
 
 
-def train(data: Path, out: Path, command: str, seed: int) -> dict[str, Any]:
-    found = rows(data)
+def train(data: Path, out: Path, command: str, seed: int, voices: str = "train") -> dict[str, Any]:
+    found = rows(data, voices)
     if len(found) < 50:
         raise SystemExit(f"train: only {len(found)} call hearings in {data}: too few to fit")
     x = np.array([r["features"] for r in found], dtype=np.float64)
@@ -149,6 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
     conf.add_argument("--snr", default="clean,20,10,5", help="conditions of the training data")
     conf.add_argument("--seed", type=int, default=1511)
+    conf.add_argument(
+        "--voices",
+        choices=("train", "train-wider"),
+        default="train",
+        help="the training voices: train (5 espeak voices, the committed fit) or train-wider (10, measured)",
+    )
     conf.add_argument("--data", type=Path, default=None, help="fit on this hall-set dump instead of making one")
     conf.add_argument("--keep", type=Path, default=None, help="keep the dump made here")
     conf.add_argument("--out", type=Path, default=CALIBRATION)
@@ -169,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         snrs = [None if s == "clean" else float(s) for s in args.snr.split(",")]
         # The engine's confidence is what is being made: the dump is read with it switched off.
         hallset.run(
-            ["train"],
+            [args.voices],
             snrs,
             args.calls,
             args.seed,
@@ -177,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log=lambda m: print(m, file=sys.stderr, flush=True),
             dump=data,
         )
-    model = train(data, args.out, command, args.seed)
+    model = train(data, args.out, command, args.seed, args.voices)
     t = model["trained_on"]
     print(
         f"train: {t['hearings']} call hearings ({t['right']} right); sure at p >= {model['sure_at']:.3f}: "

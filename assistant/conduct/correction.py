@@ -38,6 +38,13 @@ class Correcting(ConductCore):
         """A(5): the error sentence (or words like it); the next call is the correct number."""
         exact = self.now.meaning is not None and self.now.meaning.intent == "error-correction"
         correction = self.correction
+        said = self.now.meaning
+        if correction is not None and correction.sentence and not correction.exact and said and not self.now.unsure:
+            # The sentence said with pauses comes as pieces ("an error has been made, I am reading the correct
+            # number" | "please correct your card"): the pieces together, in order, may be the rule's words.
+            whole = " ".join([*correction.pieces, said.words])
+            read = self.grammar.parse(whole, ("error-correction",))
+            exact = exact or (len(read.meanings) == 1 and not read.unknown)
         if correction is None:
             # the call in hand, or else the last on the board, is the one being corrected
             wrong = self.pending.ball if self.pending is not None else self.board.last
@@ -50,6 +57,10 @@ class Correcting(ConductCore):
             correction.unsure = self.now.unsure
         correction.sentence = True
         correction.exact = correction.exact or exact
+        if self.now.unsure:
+            correction.pieces.clear()  # only pieces heard sure can make the rule's words together
+        elif self.now.meaning is not None:
+            correction.pieces.append(self.now.meaning.words)
         self._cancel("repeat", "miscall")
         self._due("correction-call", self.settings.repeat_window)
         said = self.now.meaning

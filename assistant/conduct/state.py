@@ -69,6 +69,8 @@ class Correction:
     """The call in hand whose second saying differed."""
     noball: tuple[str, int] | None = None
     """The letter and number of a call that names no ball ("B thirty two"): the mis-call itself."""
+    pieces: list[str] = field(default_factory=list)
+    """The words of the sentence as heard, piece by piece: said with pauses, it is cut into several hearings."""
 
 
 @dataclass
