@@ -63,7 +63,7 @@ TRAIN_WIDER = (
 )
 """Ten voices: the fit made on them heard more held-out calls sure with no more sure and wrong on the hall set, but
 gave a false B(8) in the scenario library (a held-out floor voice's "G fifty" sure as "n forty three"): measured,
-not adopted (docs/bench-accuracy.md). `python -m assistant.train confidence --voices wider` remakes it."""
+not adopted (docs/bench-accuracy.md). `python -m assistant.train confidence --voices train-wider` remakes it."""
 """Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
 held-out flite voices, none of the scenario benchmark's held-out espeak voices. Not en-029: its "thirty" is heard
 "forty" in every measure at once (N-best 0.99, the free sentence "N forty-three."): no confidence can learn that,

@@ -64,8 +64,7 @@ class Calling(ConductCore):
             self.held_next = False
             self.board.held_ball = None
             self.held_hearing = None
-            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
-            self._due("repeat", self.settings.repeat_window)
+            self._said_once(ball)
             return
         if ball in self.board.called and not self._heard_sure(ball) and not self.now.unsure:
             # On the board only by unsure hearings (a greeting heard as "g fifty"): this is the call said for
@@ -74,8 +73,7 @@ class Calling(ConductCore):
                 self.unrepeated.remove(ball)
             self._withdraw(ball)  # the guess leaves the board; the call said for sure takes its place, now
             self._add_call(ball)
-            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
-            self._due("repeat", self.settings.repeat_window)
+            self._said_once(ball)
             return
         if ball in self.unrepeated:
             self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
@@ -89,8 +87,7 @@ class Calling(ConductCore):
                 self.find("ball-recalled", rests_on=[self.dropped_claim], ball=ball, first=clock(first))
                 return
             self.find("ball-recalled", ball=ball, first=clock(first))
-            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # its second saying
-            self._due("repeat", self.settings.repeat_window)
+            self._said_once(ball)  # its second saying
             return
         self._new_ball(ball)
 
@@ -191,8 +188,7 @@ class Calling(ConductCore):
         if key is not None:
             self.unmatched_key = None
             self._compare_key(record, key.ball, self.now.heard, self.now.unsure)
-        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
-        self._due("repeat", self.settings.repeat_window)
+        self._said_once(ball)
 
     def _expired_repeat(self) -> None:
         if self.pending is not None:

@@ -56,9 +56,11 @@ class Claiming(ConductCore):
         """B(1), B(7): another bingo while a claim is verified is another claim, with its own card to read."""
         claim = self.claim
         hearing = self.hearing_in_hand()
-        if claim is None or self.game is None or hearing is None or hearing.time == claim.records()[-1].time:
-            return  # "bingo bingo" in one breath is one claim
+        if claim is None or self.game is None or hearing is None:
+            return
         previous = claim.records()[-1].time
+        if hearing.time == previous:
+            return  # "bingo bingo" in one breath is one claim
         record = ClaimRecord(time=self.now.time, held_ball=claim.record.held_ball)
         self.game.claims.append(record)
         claim.also.append(SideClaim(record, hearing, self.now.time - previous))

@@ -351,6 +351,11 @@ class ConductCore:
             self.board.called.remove(ball)
         self.emit(CallWithdrawn(self.game.number, ball, self.now.time))
 
+    def _said_once(self, ball: Ball) -> None:
+        """The call in hand is this ball, said once as just heard: its second saying is due (A(3))."""
+        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+        self._due("repeat", self.settings.repeat_window)
+
     def _heard_sure(self, ball: Ball) -> bool:
         """The ball is on the board by a sure hearing (not only by unsure ones, which may have been anything)."""
         return any(c.sure for c in self._records() if c.ball == ball)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..messages import Ball, CallRecord, Meaning
 from .calling import misread
 from .core import ConductCore
-from .state import Correction, Pending
+from .state import Correction
 
 
 class Correcting(ConductCore):
@@ -94,8 +94,7 @@ class Correcting(ConductCore):
         if (correction.wrong is not None and ball == correction.wrong) or (
             pending is not None and ball == pending.ball
         ):
-            self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)  # said twice from here
-            self._due("repeat", self.settings.repeat_window)
+            self._said_once(ball)  # said twice from here
             return
         wrong = self._named_wrong(correction, ball)
         if wrong is not None and wrong in self.board.called:
