@@ -8,19 +8,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import app
+from .engines import ENGINES
 from .settings import Settings, SettingsError, load_settings, override
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
 
 def _engine_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--engine", choices=["whisper", "pocketsphinx", "vosk"], help="recognizer (default from config: whisper)"
-    )
+    p.add_argument("--engine", choices=ENGINES, help="recognizer (default from config: hall)")
     p.add_argument(
         "--model",
         type=Path,
-        help="the engine's model folder (whisper: default the packaged Whisper base, BINGO_WHISPER_MODEL; "
+        help="the engine's model folder (hall, whisper: default the packaged Whisper base, BINGO_WHISPER_MODEL; "
         "vosk: default config, BINGO_VOSK_MODEL, user cache)",
     )
 

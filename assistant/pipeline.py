@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .audio import AudioChunk, Recording, chunks
-from .engines import make_recognizer
+from .engines import WHISPER_ENGINES, make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
 from .messages import (
@@ -171,7 +171,7 @@ def recognizer_from(settings: Settings, grammar: Grammar) -> Recognizer:
 
         tuned = PocketsphinxSettings(min_snr_db=config.min_snr_db)
         return make_recognizer(config.engine, grammar, config.model, settings=tuned)
-    configured = config.whisper_model if config.engine == "whisper" else config.vosk_model
+    configured = config.whisper_model if config.engine in WHISPER_ENGINES else config.vosk_model
     return make_recognizer(config.engine, grammar, config.model, configured=configured)
 
 

@@ -20,8 +20,9 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class RecognizerSettings:
-    engine: str = "whisper"
-    """whisper (the default: Whisper base from its registry packages), pocketsphinx (embedded) or vosk."""
+    engine: str = "hall"
+    """hall (the default: whisper with the call head trained here), whisper (Whisper base from its registry
+    packages), pocketsphinx (embedded) or vosk."""
     model: Path | None = None
     """The engine's model folder from the command line (--model); overrides the engine's configured one."""
     whisper_model: Path | None = None

@@ -161,7 +161,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev = sub.add_parser("evaluate", help="read fits of the call confidence on a hall-set dump (sure right / wrong)")
     ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
     ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
+    head = sub.add_parser("head", help="train the call head over whisper's frozen encoder (the hall model)")
+    head.add_argument("--seed", type=int, default=2026)
+    head.add_argument("--epochs", type=int, default=30)
+    head.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
+    head.add_argument(
+        "--data", type=Path, default=None, help="folder of the encoded sets (made there if missing, reused if there)"
+    )
+    head.add_argument("--out", type=Path, default=None, help="where the weights go (default: the engine's own)")
+    head.add_argument(
+        "--curve",
+        default=None,
+        help="shares of the training voices, e.g. 0.25,0.5,1: print held-out accuracy of each (writes no weights)",
+    )
     args = parser.parse_args(argv)
+    if args.what == "head":
+        from . import hallmodel
+        from .engines import call_head
+
+        command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
+        folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-head-"))
+        out = args.out or call_head.WEIGHTS
+        if args.curve:
+            shares = [float(s) for s in args.curve.split(",")]
+            print(hallmodel.curve(args.seed, args.epochs, args.workers, folder, shares, hallmodel.log_stderr))
+            return 0
+        print(hallmodel.run(args.seed, args.epochs, args.workers, folder, out, command, hallmodel.log_stderr))
+        print(f"train: the call head written to {out}")
+        return 0
     if args.what == "evaluate":
         print(evaluate(args.data, args.models))
         return 0

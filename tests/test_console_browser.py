@@ -235,6 +235,7 @@ def test_the_claim_panel_and_the_verdict(hall: Hall, page: Any) -> None:
     text_is(page, "#claim-manufacturer", "142")
     text_is(page, "#claim-serial", "47291")
     text_is(page, "#step", "claim: verifying")
+    page.wait_for_function("document.querySelectorAll('#claim-winning li').length === 5", timeout=WAIT_MS)
     marks = page.eval_on_selector_all("#claim-winning li", "items => items.map(i => i.textContent)")
     assert marks == ["B7 ✓ called", "I22 ✓ called", "N33 ✓ called", "G50 ✓ called", "O72 ✗ NOT CALLED"]
     text_has(page, "#prompts", "Not called: O seventy two")

@@ -11,7 +11,7 @@ from assistant.settings import ROOT, SettingsError, load_settings, override
 
 def test_bundled_defaults_load() -> None:
     settings = load_settings()
-    assert settings.recognizer.engine == "whisper"
+    assert settings.recognizer.engine == "hall"
     assert settings.recognizer.vosk_model is None
     assert settings.recognizer.whisper_model is None
     assert settings.recognizer.model is None

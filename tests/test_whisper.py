@@ -456,3 +456,12 @@ def test_bingo_inside_a_sentence_is_heard_as_the_sentence(recognizer: WhisperRec
     assert [m.intent for m in parsed.meanings] == ["bingo"] and "welcome" in parsed.unknown, heard.text
     alone = np.concatenate([pad, speak("bingo", Voice("en-gb", 160)), pad])
     assert recognizer.decode(alone).text == "bingo"
+
+
+def test_a_free_sentence_that_loops_on_one_word_bears_no_phrase_out() -> None:
+    from assistant.engines.whisper_engine import loops
+
+    assert loops("no no no no no no no no no no no no")
+    assert loops("i i i i the i i")
+    assert not loops("an error has been made i am reading the correct number please correct your card")
+    assert not loops("no no no")  # too short to tell

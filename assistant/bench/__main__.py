@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "--engine",
         choices=(*ENGINES, "all"),
         default="all",
-        help="all: whisper and pocketsphinx side by side (and vosk when BINGO_VOSK_MODEL is set)",
+        help="all: hall, whisper and pocketsphinx side by side (and vosk when BINGO_VOSK_MODEL is set)",
     )
     acc.add_argument("--voices", type=int, default=6, help="espeak-ng voices (1..10)")
     acc.add_argument("--rates", type=_rates, default=None, help="words per minute, e.g. 130,165,200")
@@ -119,7 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     hall.add_argument("--sets", default="held-out", help="voice sets: held-out (flite), tuning (espeak), real")
     hall.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
     hall.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
-    hall.add_argument("--engine", choices=ENGINES, default="whisper")
+    hall.add_argument("--engine", choices=ENGINES, default="hall")
+    hall.add_argument(
+        "--babble",
+        choices=("all", "train", "test"),
+        default="all",
+        help="the real speakers of the crowd: all, train or test (test: the half the hall model never trained in)",
+    )
     hall.add_argument("--option", type=_option, action="append", default=[], help="as for accuracy")
     hall.add_argument("--seed", type=int, default=7)
     hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
@@ -129,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         return _hall(args, argv)
 
     quick = args.quick
-    engines = ("whisper", "pocketsphinx", "vosk") if args.engine == "all" else (args.engine,)
+    engines = ENGINES if args.engine == "all" else (args.engine,)
     plan = Plan(
         engines=engines,
         voices=args.voices if not quick else min(args.voices, 2),
@@ -183,6 +189,7 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
             options,
             log=lambda m: print(m, file=sys.stderr, flush=True),
             dump=args.dump,
+            babble=args.babble,
         )
     except (BenchError, hallset.HallSetError) as exc:
         print(f"bench: {exc}", file=sys.stderr)

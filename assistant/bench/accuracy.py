@@ -48,7 +48,7 @@ from .score import (
     targets_table,
 )
 
-ENGINES = ("whisper", "pocketsphinx", "vosk")
+ENGINES = ("hall", "whisper", "pocketsphinx", "vosk")
 SNRS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
 BABBLES = ("real", "espeak")
 """Crowd babble made of the human recordings (the issue's figures), or of espeak voices (earlier tables)."""
@@ -83,7 +83,7 @@ class Condition:
 class Plan:
     """What one benchmark run measures."""
 
-    engines: tuple[str, ...] = ("whisper", "pocketsphinx")
+    engines: tuple[str, ...] = ("hall", "whisper", "pocketsphinx")
     voices: int = 6
     rates: tuple[int, ...] = gen.WORDS_PER_MINUTE
     snrs: tuple[str, ...] = tuple(SNRS)
@@ -267,7 +267,7 @@ def option_groups(engine: str) -> dict[str, type]:
     """The settings dataclasses an engine takes, by --option group."""
     from ..endpoint import EndpointSettings
 
-    if engine == "whisper":
+    if engine in ("hall", "whisper"):
         from ..engines.whisper_engine import WhisperSettings
 
         return {"settings": WhisperSettings, "endpoint": EndpointSettings}

@@ -108,21 +108,39 @@ def piece(path: Path) -> np.ndarray:
 # ----- babble --------------------------------------------------------------------------------------------
 
 
-def babble_groups(root: Path = REAL_AUDIO) -> list[list[np.ndarray]]:
+BABBLE_PARTS = ("all", "train", "test")
+"""Which speakers a crowd is made of: all of them (the benchmarks), or one of two halves split by speaker (the hall
+model is trained in the 'train' half and judged in the 'test' half, never in babble it was trained on)."""
+
+
+def babble_part(speaker: str, speakers: Sequence[str]) -> str:
+    """'train' or 'test': every other speaker of a source, in name order."""
+    return "train" if sorted(speakers).index(speaker) % 2 == 0 else "test"
+
+
+def babble_groups(root: Path = REAL_AUDIO, part: str = "all") -> list[list[np.ndarray]]:
     """The crowd's clips, in three groups picked equally often: FSDD digits, AN4 utterances, and the longer
-    sentences (LibriVox and the other pocketsphinx test sentences, the vosk digit string)."""
+    sentences (LibriVox and the other pocketsphinx test sentences, the vosk digit string). `part`: BABBLE_PARTS."""
+    if part not in BABBLE_PARTS:
+        raise ValueError(f"babble part must be one of {', '.join(BABBLE_PARTS)}, not {part!r}")
     groups: dict[str, list[np.ndarray]] = {"digits": [], "an4": [], "sentences": []}
-    for rec in manifest(root):
+    recordings = manifest(root)
+    speakers: dict[str, set[str]] = {}
+    for rec in recordings:
+        speakers.setdefault(rec.source, set()).add(rec.speaker)
+    for rec in recordings:
         if rec.source == LETTERS_SOURCE:
+            continue
+        if part != "all" and babble_part(rec.speaker, sorted(speakers[rec.source])) != part:
             continue
         group = "digits" if rec.source == FSDD else "an4" if rec.source == AN4 else "sentences"
         groups[group].append(piece(rec.path) / LEVEL)
     return [g for g in groups.values() if g]
 
 
-def real_crowd(rng: random.Random, root: Path = REAL_AUDIO, talkers: int = 6) -> gen.Crowd:
-    """Crowd babble made only of human recordings (no single-speaker letters)."""
-    groups = babble_groups(root)
+def real_crowd(rng: random.Random, root: Path = REAL_AUDIO, talkers: int = 6, part: str = "all") -> gen.Crowd:
+    """Crowd babble made only of human recordings (no single-speaker letters), of the speakers of `part`."""
+    groups = babble_groups(root, part)
     if not groups:
         raise RealAudioError(f"no real recordings for babble in {root} (manifest.jsonl)")
     return gen.Crowd(rng, talkers=talkers, groups=groups, name="real")

@@ -158,6 +158,8 @@ class Calling(ConductCore):
                 for record in self._records():
                     if record.ball == pending.ball:
                         record.sure = True
+                if not pending.unsure:
+                    self.dropped_claim = None  # a new ball said twice, both sure: the game went on for sure
         self.pending = None
         self._cancel("repeat")
         limit = self._limit()
@@ -166,7 +168,6 @@ class Calling(ConductCore):
 
     def _new_ball(self, ball: Ball) -> None:
         """The next ball: B(5) held ball first after an invalid claim; D ball count; A(5) master board."""
-        self.dropped_claim = None  # the game went on for sure
         if self.held_next:
             self.held_next = False
             held = self.board.held_ball

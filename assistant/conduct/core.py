@@ -129,8 +129,11 @@ class ConductCore:
         self.held_hearing: Hearing | None = None
         """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
         self.dropped_claim: Hearing | None = None
-        """A bingo heard unsure that the game went on past, until a new ball enters play: calls of balls already
-        called may have been the caller confirming its winning numbers (C), not balls called again (A(6))."""
+        """A bingo heard unsure that the game went on past, until a new ball is said twice, both sayings sure: till
+        then every finding rests on it too. Calls of balls already called may have been the caller confirming its
+        winning numbers (C), not balls called again (A(6)); calls of balls not called, each said once, may have
+        been the caller reading a cover-all's uncalled numbers (B(8)), not calls said once (A(3)) or mis-calls
+        (A(5))."""
         self.unmatched_key: BoardKey | None = None
         self.prize_counted = False
         self.dues: dict[str, Due] = {}
@@ -215,15 +218,21 @@ class ConductCore:
         if self.state_unsure and self.state_hearing is not None:
             h = self.state_hearing
             doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
+        if self.dropped_claim is not None:
+            h = self.dropped_claim  # "no claim is being verified" rests on this bingo being none
+            doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
         message = spec.message
-        if spec.owed and not doubts:
+        if spec.owed:
             start = since if since is not None else (self.game.start if self.game else 0.0)
             hidden = self.heard_unsure(spec.owed, start)
             if hidden is not None:
                 doubts.append(Doubt(hidden.time, hidden.role, hidden.text, MAY_HOLD))
                 words = hidden.text.replace("{", "{{").replace("}", "}}")
                 message += f"; perhaps said in the unsure hearing at {clock(hidden.time)} ('{words}')"
-        doubts = list({(d.time, d.heard): d for d in doubts}.values())
+        first: dict[tuple[float, str], Doubt] = {}
+        for d in doubts:
+            first.setdefault((d.time, d.heard), d)  # a hearing is named once, for the first reason found
+        doubts = list(first.values())
         uncertain = bool(doubts) or self.state_unsure or spec.severity is Severity.UNCERTAIN
         heard = self.now.heard if heard is None else heard
         finding = Finding(

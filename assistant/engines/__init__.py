@@ -1,4 +1,5 @@
-"""Recognizer adapters behind one port: whisper (the default), pocketsphinx (embedded) and vosk (a model is set)."""
+"""Recognizer adapters behind one port: hall (Whisper with the call head trained here), whisper (Whisper with no
+weights of ours), pocketsphinx (embedded) and vosk (a model is set)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .base import EngineError, Heard, Recognizer, WordTiming
 __all__ = [
     "DEFAULT_VOSK_MODEL",
     "ENGINES",
+    "WHISPER_ENGINES",
     "EngineError",
     "Heard",
     "Recognizer",
@@ -22,7 +24,9 @@ __all__ = [
     "make_recognizer",
 ]
 
-ENGINES = ("whisper", "pocketsphinx", "vosk")
+ENGINES = ("hall", "whisper", "pocketsphinx", "vosk")
+WHISPER_ENGINES = ("hall", "whisper")
+"""The engines that run Whisper (and take its model folder)."""
 DEFAULT_VOSK_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_ENV = "BINGO_VOSK_MODEL"
 
@@ -60,12 +64,18 @@ def find_whisper_model(explicit: Path | None, configured: Path | None) -> Path:
 
 
 def make_recognizer(engine: str, grammar: Grammar, model: Path | None = None, **options: Any) -> Recognizer:
-    """Build a recognizer: 'whisper' (model = a CTranslate2 Whisper folder, optional), 'pocketsphinx' (model =
-    acoustic model folder, optional) or 'vosk' (model folder)."""
-    if engine == "whisper":
-        from .whisper_engine import WhisperRecognizer
+    """Build a recognizer: 'hall' or 'whisper' (model = a CTranslate2 Whisper folder, optional), 'pocketsphinx'
+    (model = acoustic model folder, optional) or 'vosk' (model folder). 'hall' is 'whisper' with the call head
+    (`WhisperSettings.head`) whatever settings are given."""
+    if engine in WHISPER_ENGINES:
+        from dataclasses import replace
 
-        return WhisperRecognizer(grammar, find_whisper_model(model, options.pop("configured", None)), **options)
+        from .whisper_engine import WhisperRecognizer, WhisperSettings
+
+        folder = find_whisper_model(model, options.pop("configured", None))
+        if engine == "hall":
+            options["settings"] = replace(options.get("settings") or WhisperSettings(), head=True)
+        return WhisperRecognizer(grammar, folder, **options)
     if engine == "pocketsphinx":
         from .pocketsphinx_engine import PocketsphinxRecognizer
 

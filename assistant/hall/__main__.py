@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..engines import ENGINES
 from .scenarios import CONDITIONS, DEFAULT_CONDITIONS, QUICK, benchmark, scenario_paths
 
 
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--details", action="store_true", help="show findings and hearings of sessions that differ")
+    bench.add_argument("--engine", choices=ENGINES, default=None, help="recognizer (default from config)")
     long = verbs.add_parser("long", help="an occasion of several games, 30 minutes or more, checked from audio")
     long.add_argument("--minutes", type=float, default=30.0)
     long.add_argument("--seed", type=int, default=0)
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         if any(not 0 <= c < len(CONDITIONS) for c in conditions):
             print(f"error: conditions are 0..{len(CONDITIONS) - 1}", file=sys.stderr)
             return 2
-        benchmark(paths, conditions, jobs=args.jobs, seed=args.seed, details=args.details)
+        benchmark(paths, conditions, jobs=args.jobs, seed=args.seed, details=args.details, engine=args.engine)
         return 0
     from .long import long_benchmark
 
