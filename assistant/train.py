@@ -1,4 +1,6 @@
-"""Training done here, on this machine, from data made here: `python -m assistant.train confidence`.
+"""Training done here, on this machine, from data made here: `python -m assistant.train confidence | head`.
+
+head: the hall engine's call head over Whisper's frozen encoder (`assistant.hallmodel`, docs/hall-model.md).
 
 confidence: the call confidence of the Whisper engine, a logistic model over what a hearing is read from (the
 N-best share of the ball, how alike the free sentence is, how far the free sentence beats the grammar's, the

@@ -116,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     acc.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     acc.add_argument("--dump", type=Path, default=None, help="write every hearing with its truth here (JSONL)")
     hall = sub.add_parser("hall", help="the hall set: paused calls over a PA in continuous babble vs babble around")
-    hall.add_argument("--sets", default="held-out", help="voice sets: held-out (flite), tuning (espeak), real")
+    hall.add_argument(
+        "--sets",
+        default="held-out",
+        help="voice sets: held-out (flite), tuning (espeak), real, head-validation (the hall engine's thresholds)",
+    )
     hall.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
     hall.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
     hall.add_argument("--engine", choices=ENGINES, default="hall")
