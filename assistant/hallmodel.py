@@ -153,20 +153,6 @@ def real_speakers(part: str) -> list[str]:
 
 
 @lru_cache(maxsize=8192)
-def _espeak(text: str, voice: str, wpm: int, pitch: int) -> np.ndarray:
-    done = subprocess.run(
-        ["espeak-ng", "-v", voice, "-s", str(wpm), "-p", str(pitch), "--stdout", text],
-        capture_output=True,
-        check=True,
-        timeout=60,
-    )
-    from .audio import from_samples
-
-    raw = gen._pcm_from_espeak_wav(done.stdout)
-    return gen.trim(from_samples(raw, gen.ESPEAK_RATE).channels[0])
-
-
-@lru_cache(maxsize=8192)
 def _festival(text: str, voice: str) -> np.ndarray:
     if shutil.which("text2wave") is None:
         raise hallset.HallSetError("festival voices need Debian's festival and festvox-kdlpc16k")
@@ -185,11 +171,8 @@ def _festival(text: str, voice: str) -> np.ndarray:
 
 
 def say(text: str, voice: str) -> np.ndarray:
+    """`text` said by a voice of `hallset.say` or 'festival:NAME'."""
     kind, _, name = voice.partition(":")
-    if kind == "espeak":
-        spoken, _, rest = name.partition("@")
-        wpm, _, pitch = rest.partition("~")
-        return _espeak(text, spoken, int(wpm or 165), int(pitch or 50))
     if kind == "festival":
         return _festival(text, name)
     return hallset.say(text, voice)
@@ -587,6 +570,18 @@ def load_or_make(
     return dataset(jobs, workers, log, path)
 
 
+def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> dict[str, dict[str, np.ndarray]]:
+    """The train, validation and held-out sets, from `folder` where they are, made (and kept there) where not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    jobs = plan(seed)
+    return {name: load_or_make(name, jobs[name], folder, workers, log) for name in ("train", "valid", "held-out")}
+
+
+def conditions(snrs: np.ndarray) -> list[float]:
+    """The SNRs of a set (-99: clean), clean first, then the loudest babble last."""
+    return sorted(set(snrs.tolist()), key=lambda v: -v if v > -99 else -1000)
+
+
 SURE_WRONG = 0.001
 """The share of the validation's sayings allowed to be heard sure and wrong by the head alone when its threshold
 is chosen (the engine asks the decoder to agree as well; the target is 0.3 % of held-out calls)."""
@@ -615,7 +610,7 @@ def table(p: np.ndarray, data: dict[str, np.ndarray], sure_at: float) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     top, q = p.argmax(1), p.max(1)
-    for snr in sorted(set(data["snr"].tolist()), key=lambda v: -v if v > -99 else -1000):
+    for snr in conditions(data["snr"]):
         here = data["snr"] == snr
         calls = here & (data["label"] > 0)
         others = here & (data["label"] == 0)
@@ -635,19 +630,17 @@ def run(seed: int, epochs: int, workers: int, folder: Path, out: Path, command: 
     """Make (or reuse from `folder`) the three sets, train, choose the thresholds on validation, judge on held-out,
     write the head to `out`; the held-out table."""
     began = time.monotonic()
-    folder.mkdir(parents=True, exist_ok=True)
-    jobs = plan(seed)
-    sets = {name: load_or_make(name, jobs[name], folder, workers, log) for name in ("train", "valid", "held-out")}
-    arrays = fit(sets["train"], seed, epochs, log)
+    made = sets(seed, folder, workers, log)
+    arrays = fit(made["train"], seed, epochs, log)
     head = call_head.CallHead(arrays, {})
-    valid_p = posteriors(head, sets["valid"])
-    sure_at = choose_sure_at(valid_p, sets["valid"]["label"])
-    held_p = posteriors(head, sets["held-out"])
+    valid_p = posteriors(head, made["valid"])
+    sure_at = choose_sure_at(valid_p, made["valid"]["label"])
+    held_p = posteriors(head, made["held-out"])
     report = (
         "validation voices (thresholds chosen here)\n\n"
-        + table(valid_p, sets["valid"], sure_at)
+        + table(valid_p, made["valid"], sure_at)
         + "\n\nheld-out voices (flite, test half of the real babble)\n\n"
-        + table(held_p, sets["held-out"], sure_at)
+        + table(held_p, made["held-out"], sure_at)
     )
     meta = {
         "sure_at": round(sure_at, 6),
@@ -658,7 +651,7 @@ def run(seed: int, epochs: int, workers: int, folder: Path, out: Path, command: 
         "command": command,
         "weights_sha256": sha256_of(arrays),
         "data": {
-            name: {"examples": len(s["label"]), "voices": len(set(s["voice"].tolist()))} for name, s in sets.items()
+            name: {"examples": len(s["label"]), "voices": len(set(s["voice"].tolist()))} for name, s in made.items()
         },
         "minutes": round((time.monotonic() - began) / 60, 1),
     }
@@ -680,16 +673,15 @@ def curve(
 ) -> str:
     """Held-out accuracy of heads trained on shares of the training voices (each head's own threshold, chosen on
     validation): the curve of accuracy against training size and SNR. No weights are written."""
-    jobs = plan(seed)
-    sets = {name: load_or_make(name, jobs[name], folder, workers, log) for name in ("train", "valid", "held-out")}
-    held = sets["held-out"]
-    snrs = sorted(set(held["snr"].tolist()), key=lambda v: -v if v > -99 else -1000)
+    made = sets(seed, folder, workers, log)
+    held = made["held-out"]
+    snrs = conditions(held["snr"])
     head = ["training voices", "examples", *(f"{'clean' if s <= -99 else f'{s:g} dB'} right / sure" for s in snrs)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for share in shares:
-        part = share_of(sets["train"], share, seed)
+        part = share_of(made["train"], share, seed)
         model = call_head.CallHead(fit(part, seed, epochs, log), {})
-        sure_at = choose_sure_at(posteriors(model, sets["valid"]), sets["valid"]["label"])
+        sure_at = choose_sure_at(posteriors(model, made["valid"]), made["valid"]["label"])
         p = posteriors(model, held)
         top, q = p.argmax(1), p.max(1)
         cells = []

@@ -177,11 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="shares of the training voices, e.g. 0.25,0.5,1: print held-out accuracy of each (writes no weights)",
     )
     args = parser.parse_args(argv)
+    command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.what == "head":
         from . import hallmodel
         from .engines import call_head
 
-        command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
         folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-head-"))
         out = args.out or call_head.WEIGHTS
         if args.curve:
@@ -194,7 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.what == "evaluate":
         print(evaluate(args.data, args.models))
         return 0
-    command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     data = args.data
     if data is None:
         from .bench import hallset

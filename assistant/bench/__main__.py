@@ -7,7 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from .accuracy import BABBLES, ENGINES, SNRS, BenchError, Plan, engine_options, report, run
+from ..engines import ENGINES
+from .accuracy import BABBLES, SNRS, BenchError, Plan, engine_options, report, run
+from .real import BABBLE_PARTS
 
 
 def _snrs(text: str) -> tuple[str, ...]:
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     hall.add_argument("--engine", choices=ENGINES, default="hall")
     hall.add_argument(
         "--babble",
-        choices=("all", "train", "test"),
+        choices=BABBLE_PARTS,
         default="all",
         help="the real speakers of the crowd: all, train or test (test: the half the hall model never trained in)",
     )

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engines import ENGINES, WHISPER_ENGINES
 from ..grammar import Grammar
 from ..messages import Ball
 from . import audio as gen
@@ -48,7 +49,6 @@ from .score import (
     targets_table,
 )
 
-ENGINES = ("hall", "whisper", "pocketsphinx", "vosk")
 SNRS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
 BABBLES = ("real", "espeak")
 """Crowd babble made of the human recordings (the issue's figures), or of espeak voices (earlier tables)."""
@@ -267,7 +267,7 @@ def option_groups(engine: str) -> dict[str, type]:
     """The settings dataclasses an engine takes, by --option group."""
     from ..endpoint import EndpointSettings
 
-    if engine in ("hall", "whisper"):
+    if engine in WHISPER_ENGINES:
         from ..engines.whisper_engine import WhisperSettings
 
         return {"settings": WhisperSettings, "endpoint": EndpointSettings}

@@ -99,13 +99,14 @@ class SpeechError(RuntimeError):
 
 @dataclass(frozen=True)
 class Voice:
-    """One espeak-ng speaker: a voice name (with +variant) and a speaking rate."""
+    """One espeak-ng speaker: a voice name (with +variant), a speaking rate and a pitch (None: espeak's own, 50)."""
 
     name: str
     wpm: int
+    pitch: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.name}@{self.wpm}"
+        return f"{self.name}@{self.wpm}" + ("" if self.pitch is None else f"~{self.pitch}")
 
 
 @dataclass(frozen=True)
@@ -161,10 +162,11 @@ def _pcm_from_espeak_wav(data: bytes) -> np.ndarray:
 
 
 @lru_cache(maxsize=4096)
-def _espeak(text: str, voice: str, wpm: int) -> bytes:
+def _espeak(text: str, voice: str, wpm: int, pitch: int | None = None) -> bytes:
+    pitched = [] if pitch is None else ["-p", str(pitch)]
     try:
         done = subprocess.run(
-            ["espeak-ng", "-v", voice, "-s", str(wpm), "--stdout", text],
+            ["espeak-ng", "-v", voice, "-s", str(wpm), *pitched, "--stdout", text],
             capture_output=True,
             check=True,
             timeout=60,
@@ -186,7 +188,7 @@ def trim(samples: np.ndarray, margin: float = 0.02) -> np.ndarray:
 
 def speak(text: str, voice: Voice) -> np.ndarray:
     """`text` said by `voice`: int16 mono 16 kHz, silence trimmed."""
-    raw = _pcm_from_espeak_wav(_espeak(text, voice.name, voice.wpm))
+    raw = _pcm_from_espeak_wav(_espeak(text, voice.name, voice.wpm, voice.pitch))
     if raw.size == 0:
         raise SpeechError(f"espeak-ng said nothing for {text!r} in voice {voice}")
     return trim(audio.from_samples(raw, ESPEAK_RATE).channels[0])

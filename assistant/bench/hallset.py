@@ -53,6 +53,10 @@ TRAIN = (
     "espeak:en-gb-x-gbcwmd+m7@150",
     "espeak:en-us+m3@185",
 )
+"""Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
+held-out flite voices, none of the scenario benchmark's held-out espeak voices. Not en-029: its "thirty" is heard
+"forty" in every measure at once (N-best 0.99, the free sentence "N forty-three."): no confidence can learn that,
+and it taught the fit to trust nothing."""
 TRAIN_WIDER = (
     *TRAIN,
     "espeak:en-us+klatt4@160",
@@ -64,10 +68,6 @@ TRAIN_WIDER = (
 """Ten voices: the fit made on them heard more held-out calls sure with no more sure and wrong on the hall set, but
 gave a false B(8) in the scenario library (a held-out floor voice's "G fifty" sure as "n forty three"): measured,
 not adopted (docs/bench-accuracy.md). `python -m assistant.train confidence --voices train-wider` remakes it."""
-"""Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
-held-out flite voices, none of the scenario benchmark's held-out espeak voices. Not en-029: its "thirty" is heard
-"forty" in every measure at once (N-best 0.99, the free sentence "N forty-three."): no confidence can learn that,
-and it taught the fit to trust nothing."""
 HEAD_VALIDATION = (
     "espeak:en-us+m2@160",
     "espeak:en-gb+f2@175",
@@ -125,13 +125,14 @@ def _flite(text: str, voice: str) -> np.ndarray:
 
 
 def say(text: str, voice: str) -> np.ndarray:
-    """`text` said by a voice named 'flite:NAME' or 'espeak:NAME@WPM', 16 kHz int16, trimmed."""
+    """`text` said by a voice named 'flite:NAME' or 'espeak:NAME@WPM[~PITCH]', 16 kHz int16, trimmed."""
     kind, _, name = voice.partition(":")
     if kind == "flite":
         return _flite(text, name)
     if kind == "espeak":
-        spoken, _, wpm = name.partition("@")
-        return gen.speak(text, gen.Voice(spoken, int(wpm or 165)))
+        spoken, _, rest = name.partition("@")
+        wpm, _, pitch = rest.partition("~")
+        return gen.speak(text, gen.Voice(spoken, int(wpm or 165), int(pitch) if pitch else None))
     raise HallSetError(f"unknown voice {voice!r}")
 
 
@@ -375,7 +376,7 @@ def _dump(
                 "truth": truth,
                 "features": list(reading.features),
                 "free": reading.free,
-                "head": list(reading.head) if getattr(reading, "head", None) else None,
+                "head": list(reading.head) if reading.head else None,
             }
             out.write(json.dumps(row) + "\n")
 

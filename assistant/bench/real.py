@@ -131,7 +131,7 @@ def babble_groups(root: Path = REAL_AUDIO, part: str = "all") -> list[list[np.nd
     for rec in recordings:
         if rec.source == LETTERS_SOURCE:
             continue
-        if part != "all" and babble_part(rec.speaker, sorted(speakers[rec.source])) != part:
+        if part != "all" and babble_part(rec.speaker, list(speakers[rec.source])) != part:
             continue
         group = "digits" if rec.source == FSDD else "an4" if rec.source == AN4 else "sentences"
         groups[group].append(piece(rec.path) / LEVEL)

@@ -36,9 +36,9 @@ class Correcting(ConductCore):
 
     def start_correction(self) -> None:
         """A(5): the error sentence (or words like it); the next call is the correct number."""
-        exact = self.now.meaning is not None and self.now.meaning.intent == "error-correction"
-        correction = self.correction
         said = self.now.meaning
+        exact = said is not None and said.intent == "error-correction"
+        correction = self.correction
         if correction is not None and correction.sentence and not correction.exact and said and not self.now.unsure:
             # The sentence said with pauses comes as pieces ("an error has been made, I am reading the correct
             # number" | "please correct your card"): the pieces together, in order, may be the rule's words.
@@ -59,11 +59,10 @@ class Correcting(ConductCore):
         correction.exact = correction.exact or exact
         if self.now.unsure:
             correction.pieces.clear()  # only pieces heard sure can make the rule's words together
-        elif self.now.meaning is not None:
-            correction.pieces.append(self.now.meaning.words)
+        elif said is not None:
+            correction.pieces.append(said.words)
         self._cancel("repeat", "miscall")
         self._due("correction-call", self.settings.repeat_window)
-        said = self.now.meaning
         if said is not None and said.ball is not None:
             # The correct call in the same breath: the machine takes it as it takes any call (A(1), D and E(1)
             # before the first ball, F during an outage), and the open correction makes it the correct number.

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from ..audio import RATE
 from .base import EngineError
 
 WEIGHTS = Path(__file__).with_name("call_head.npz")
@@ -29,7 +30,6 @@ POOL = 2
 """Encoder frames averaged into one of the head's (25 a second)."""
 LABELS = 76
 """0: no call; n: ball n."""
-_RATE = 16000
 
 Floats = npt.NDArray[np.float32]
 
@@ -41,7 +41,7 @@ def pooled(memory: npt.NDArray[np.floating], samples: int) -> tuple[Floats, int]
     if len(states) < FRAMES:
         states = np.pad(states, ((0, FRAMES - len(states)), (0, 0)))
     x = states.reshape(FRAMES // POOL, POOL, -1).mean(axis=1)
-    covered = int(np.ceil(samples / _RATE * 50 / POOL)) + 2
+    covered = int(np.ceil(samples / RATE * 50 / POOL)) + 2
     return x.astype(np.float32), max(1, min(FRAMES // POOL, covered))
 
 
