@@ -1,8 +1,12 @@
 """Utterance cutting by voice activity: an energy detector over an adaptive noise level, with hangover.
 
 The noise level is the median of the recent frames that were not speech, so a steady crowd babble raises
-it instead of keeping an utterance open forever; speech is what stands clearly above it. Levels are
-smoothed over a few frames so babble peaks do not hold an utterance open. A maximum length closes an
+it instead of keeping an utterance open forever; speech is what stands clearly above it. An utterance opens
+on a few loud frames (levels over 30 ms). What keeps it open can be judged on a longer average and against
+the utterance itself (`HALL_CUTTING`): a crowd's babble flickers above its median for a few frames at a time,
+and in a hall it stays far below the caller on the microphone, while the pause between a call's letter and
+its number is short. So babble neither joins a call nor bridges the quiet between two sayings, and a caller's
+"B ... eleven" stays one utterance (issue 19, `python -m assistant.bench cuts`). A maximum length closes an
 utterance even if the hall never goes quiet.
 """
 
@@ -27,14 +31,18 @@ class EndpointSettings:
     onset_db: float = 8.0
     """A frame is speech when it is this far above the noise level."""
     offset_db: float = 4.0
-    """While in speech, a frame above noise + offset_db keeps the utterance open."""
+    """While in speech, a level (averaged over `close_smoothing` frames) above noise + offset_db keeps the
+    utterance open."""
+    below_peak_db: float = float("inf")
+    """... and only if it is within this many dB of the utterance's loudest such level: babble well under the
+    caller does not hold the utterance open."""
     min_level_db: float = 32.0
     """Absolute level (dB re 1 LSB RMS) a frame must reach to count as speech at all."""
     onset_frames: int = 4
     """Speech frames within the last `onset_window` frames that open an utterance."""
     onset_window: int = 6
     hangover: float = 0.3
-    """Quiet time that closes an utterance."""
+    """Quiet time that closes an utterance: longer than a caller's pause between the letter and the number."""
     pre_roll: float = 0.2
     """Audio kept before the detected start (word onsets are quiet)."""
     min_speech: float = 0.15
@@ -44,7 +52,16 @@ class EndpointSettings:
     noise_window: float = 3.0
     """Seconds of recent non-speech frames whose median level is the noise level."""
     smoothing: int = 3
-    """Frames averaged (in power) for each decision."""
+    """Frames averaged (in power) for opening an utterance and for where speech ends."""
+    close_smoothing: int = 3
+    """Frames averaged (in power) for keeping an utterance open."""
+
+
+HALL_CUTTING = EndpointSettings(onset_db=6.0, below_peak_db=15.0, hangover=0.6, close_smoothing=20)
+"""Cutting for a hall (issue 19, session 7; `python -m assistant.bench cuts`): what keeps an utterance open is a
+200 ms level within 15 dB of the utterance's loudest, and 0.6 s of quiet, longer than a caller's pause between
+letter and number, closes it. Measured better on the hall set, worse on the scenario library (docs/bench-accuracy.md),
+so not yet the default: `--option endpoint.NAME=VALUE` in the benchmarks, `endpoint=HALL_CUTTING` in code."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +87,9 @@ class Endpointer:
         self._noise_level: float | None = None
         self._since_median = 0
         self._powers: deque[float] = deque(maxlen=max(1, s.smoothing))
+        self._long_powers: deque[float] = deque(maxlen=max(1, s.close_smoothing))
+        self._long_level = 0.0
+        self._peak = 0.0  # the loudest long level of the utterance in progress
         self._levels: list[float] = []  # levels of the utterance in progress
         self._history: deque[np.ndarray] = deque(maxlen=max(1, round(s.pre_roll * RATE / FRAME)) + s.onset_window)
         self._recent: deque[bool] = deque(maxlen=s.onset_window)
@@ -77,7 +97,10 @@ class Endpointer:
         self._utt_start = 0  # sample index
         self._last_voiced = 0  # sample index after the last voiced frame
         self._voiced_frames = 0
-        self._quiet_frames = 0
+        self._after_cut = 0  # frames left in which an utterance opens only near the cut one's level
+        self._cut_floor = 0.0
+        self._quiet_frames = 0  # frames since the last loud one (where speech may have ended)
+        self._closing_frames = 0  # frames since the utterance was last held open (the hangover runs on these)
 
     @property
     def in_speech(self) -> bool:
@@ -89,10 +112,13 @@ class Endpointer:
         return self._noise_level
 
     def _level(self, frame: np.ndarray) -> float:
-        """Level of the last few frames (power average), in dB."""
+        """Level of the last few frames (power average), in dB; the longer average goes to `_long_level`."""
         x = frame.astype(np.float64)
         x = x - x.mean()
-        self._powers.append(float(np.mean(x * x)))
+        power = float(np.mean(x * x))
+        self._powers.append(power)
+        self._long_powers.append(power)
+        self._long_level = float(10.0 * np.log10(sum(self._long_powers) / len(self._long_powers) + 1.0))
         return float(10.0 * np.log10(sum(self._powers) / len(self._powers) + 1.0))
 
     def _add_noise(self, level: float) -> None:
@@ -117,6 +143,9 @@ class Endpointer:
             level = self._level(frame)
             noise = self._noise_level if self._noise_level is not None else level
             voiced = level >= s.min_level_db and level > noise + s.onset_db
+            if self._after_cut:
+                self._after_cut -= 1
+                voiced = voiced and level > self._cut_floor
             if not self._in_speech:
                 if not voiced:
                     self._add_noise(level)
@@ -129,7 +158,9 @@ class Endpointer:
                     self._last_voiced = self._position
                     self._voiced_frames = sum(self._recent)
                     self._levels = []
+                    self._peak = self._long_level
                     self._quiet_frames = 0
+                    self._closing_frames = 0
                     self._history.clear()
                     self._recent.clear()
                     yield SpeechEvent("start", self._utt_start / RATE, pre)
@@ -139,16 +170,20 @@ class Endpointer:
                 out_start = self._position - FRAME
             out.append(frame)
             self._levels.append(level)
-            keeps_open = level >= s.min_level_db and level > noise + s.offset_db
-            if keeps_open:
+            loud = level >= s.min_level_db and level > noise + s.offset_db
+            held = self._long_level
+            self._peak = max(self._peak, held)
+            keeps_open = held >= s.min_level_db and held > max(noise + s.offset_db, self._peak - s.below_peak_db)
+            if loud and keeps_open:
                 self._last_voiced = self._position
                 self._quiet_frames = 0
                 self._voiced_frames += 1
             else:
                 self._quiet_frames += 1
                 self._add_noise(level)
+            self._closing_frames = 0 if keeps_open else self._closing_frames + 1
             too_long = (self._position - self._utt_start) >= s.max_utterance * RATE
-            if self._quiet_frames * FRAME >= s.hangover * RATE or too_long:
+            if self._closing_frames * FRAME >= s.hangover * RATE or too_long:
                 if out:
                     yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
                 out = []
@@ -161,6 +196,25 @@ class Endpointer:
                 yield SpeechEvent("end", end / RATE, np.zeros(0, dtype=np.int16))
         if self._in_speech and out:
             yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
+
+    def cut(self) -> None:
+        """The utterance in progress has been heard whole before its hangover ran out (the listener knows it is
+        complete): close it now, with no 'end' event. For the next `hangover` seconds an utterance opens only
+        near the cut one's level, so its own tail and the babble under it do not open another; a caller who
+        goes on does."""
+        if not self._in_speech:
+            return
+        s = self.settings
+        self._in_speech = False
+        self._after_cut = round(s.hangover * RATE / FRAME)
+        self._cut_floor = self._peak - s.below_peak_db
+        self._history.clear()
+        self._recent.clear()
+
+    @property
+    def speech_end(self) -> float:
+        """Stream time where the speech of the utterance in progress (or the last one) last stood out."""
+        return self._last_voiced / RATE
 
     def speech_over_noise_db(self) -> float | None:
         """How far the utterance in progress (or just closed) stood above the background: its loud frames

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import wave
 from pathlib import Path
 
@@ -10,7 +11,11 @@ import numpy as np
 import pytest
 
 from assistant.audio import RATE, AudioError, MicrophoneSource, chunks, from_samples, read_wav, write_wav
-from assistant.endpoint import Endpointer
+from assistant.bench import hallset, real
+from assistant.bench.audio import Segment
+from assistant.endpoint import HALL_CUTTING, Endpointer, EndpointSettings
+from assistant.grammar import Grammar
+from assistant.messages import Ball
 
 FIXTURES = Path(__file__).resolve().parent.parent / "audio_fixtures"
 
@@ -187,3 +192,39 @@ def test_endpointer_learns_a_louder_background() -> None:
     assert len([e for e in events if e.kind == "end"]) <= 1
     assert not endpointer.in_speech
     assert endpointer.noise_db is not None and endpointer.noise_db > 60
+
+
+def _cuts(samples: np.ndarray, settings: EndpointSettings) -> list[tuple[float, float]]:
+    endpointer = Endpointer(settings)
+    events = [e for c in chunks(samples) for e in endpointer.feed(c.samples)] + list(endpointer.flush())
+    starts = [e.time for e in events if e.kind == "start"]
+    ends = [e.time for e in events if e.kind == "end"]
+    return list(zip(starts, ends, strict=True))
+
+
+def _whole(segments: list[Segment], cuts: list[tuple[float, float]]) -> int:
+    """Sayings cut as one utterance of their own: one cut overlaps it, covers it and holds no other saying."""
+    whole = 0
+    for seg in segments:
+        over = [c for c in cuts if min(seg.end, c[1]) > max(seg.start, c[0])]
+        if len(over) != 1:
+            continue
+        start, end = over[0]
+        alone = not any(t is not seg and min(t.end, end) > max(t.start, start) for t in segments)
+        whole += alone and start <= seg.start + 0.1 and end >= seg.end - 0.15
+    return whole
+
+
+def test_endpointer_keeps_each_saying_whole_in_real_babble() -> None:
+    """A hall: each call said twice (the letter, a pause of 0.1-0.6 s, the number, or one breath), the PA
+    returning it, real-speech babble 20 dB under the whole stream. With the hall's cutting each saying is one
+    utterance of its own: the pause does not split it, the babble neither joins it nor bridges the quiet between two
+    sayings. The default cutting (0.3 s hangover, any frame above the noise keeps an utterance open) splits or joins
+    many of them."""
+    grammar = Grammar.load()
+    crowd = real.real_crowd(random.Random(3), part="test")
+    balls = [Ball(n) for n in (3, 17, 33, 48, 64, 72, 9, 25, 41, 57, 66, 14)]
+    stream = hallset.build("espeak:en-us@165", balls, 20.0, 5, grammar, crowd)
+    sayings = len(stream.segments)
+    assert _whole(stream.segments, _cuts(stream.continuous, HALL_CUTTING)) >= sayings - 1
+    assert _whole(stream.segments, _cuts(stream.continuous, EndpointSettings())) <= sayings * 0.8

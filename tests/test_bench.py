@@ -199,3 +199,15 @@ def test_tiny_run_gives_a_full_table_for_both_engines(tmp_path: Path, monkeypatc
     assert sum(d["mode"] == "cut" for d in calls) == 6 + 6  # every said call decoded cut once
     assert all(d["right"] == (d["calls"] == [d["ball"]] and d["intents"] == ["call"]) for d in calls)
     assert any(d["right"] for d in calls)
+
+
+def test_the_cuts_bench_sets_the_cuttings_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench cuts`: the hall set's streams cut by the default and the hall cutting (and a variant), no recognizer;
+    at 20 dB the hall cutting keeps more sayings whole. A bad option is one clear line."""
+    assert main(["cuts", "--sets", "tuning", "--snr", "20", "--calls", "6", "--option", "endpoint.hangover=0.5"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines() if "| 20 dB |" in line]
+    whole = {row[1].strip(): float(row[4]) for row in rows}
+    assert set(whole) == {"default", "hall cutting (HALL_CUTTING)", "hangover=0.5"}
+    assert whole["hall cutting (HALL_CUTTING)"] > whole["default"]
+    assert main(["cuts", "--option", "settings.beam=3"]) == 2
+    assert "endpoint.NAME options only" in capsys.readouterr().err

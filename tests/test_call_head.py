@@ -81,6 +81,37 @@ def test_the_head_weighs_the_decoder_s_call_both_ways(hall: WhisperRecognizer) -
     assert hall._weigh(phrase, _posterior(0, 0.99)).confidence == 0.95
 
 
+def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognizer, grammar: Grammar) -> None:
+    """In babble the decoder often finds nothing the grammar holds, or only a doubtful "bingo" the prompt drew,
+    where the head hears the call plainly: the head's call is then the hearing, sure, with its words. Never over
+    a call the decoder heard (another ball, or one naming no ball, A(5)), a phrase it is sure of, a head unsure
+    of its call, an utterance longer than a call, or a step that takes no calls."""
+    floor, alone = hall.settings.min_confidence, hall.settings.head_alone
+    hall.set_step(grammar.step_intents("calling"))
+    nothing = Reading("", 0.0, {}, None, free="Thank you.")
+    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""  # not the default yet (head_writes)
+    settings = hall.settings
+    hall.settings = replace(settings, head_writes=True)
+    heard = hall._weigh(nothing, _posterior(7, alone + 0.05))
+    assert (heard.text, heard.single_call, heard.intents) == ("b seven", 7, ("call",))
+    assert heard.confidence >= floor and heard.free == "Thank you." and heard.balls[7] == pytest.approx(alone + 0.05)
+    drawn = Reading("bingo", 0.4, {}, None, intents=("bingo",))
+    assert hall._weigh(drawn, _posterior(64, 0.95)).text == "o sixty four"
+    for stands in (
+        Reading("bingo", 0.97, {}, None, intents=("bingo",)),  # a phrase heard sure
+        Reading("b thirty two", 0.3, {}, None),  # a call naming no ball: for review, as it was heard
+        Reading("b eight", 0.5, {8: 0.5}, 8, intents=("call",)),  # another ball: a doubt, not the head's word
+    ):
+        assert hall._weigh(stands, _posterior(7, 0.99)).text == stands.text
+    assert hall._weigh(nothing, _posterior(7, alone - 0.05)).text == ""
+    assert hall._weigh(nothing, _posterior(0, 0.99)).text == ""
+    assert hall._weigh(nothing, _posterior(7, 0.99), seconds=hall.settings.head_longest + 0.5).text == ""
+    hall.set_step(("bingo", "yes", "no"))  # a question answered: no call is asked for
+    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
+    hall.set_step(grammar.step_intents("calling"))
+    hall.settings = settings
+
+
 def test_a_saying_the_head_vetoed_is_not_outvoted_by_a_first_saying_heard_alike(hall: WhisperRecognizer) -> None:
     from assistant.engines import Heard
 

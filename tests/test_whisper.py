@@ -14,6 +14,7 @@ from recorded import recordings_grammar, script_lines
 
 from assistant.audio import chunks, read_wav
 from assistant.bench.audio import Voice, speak, trim
+from assistant.endpoint import HALL_CUTTING
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
 from assistant.engines.whisper_decoder import WhisperDecoder
@@ -377,6 +378,23 @@ def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
     unjoined = WhisperRecognizer(grammar, model, WhisperSettings(join_gap=0.0))
     unjoined.set_step(grammar.step_intents("calling"))
     assert len(list(unjoined.stream(chunks(stream)))) == 2  # without joining, the pause cuts the call in two
+
+
+def test_a_whole_sure_call_is_given_out_before_the_hangover(grammar: Grammar, model: Path) -> None:
+    """With the hall's cutting the hangover (0.6 s) outlasts a caller's pause inside a call; a call decoded ahead
+    that is sure and whole is given out at once and closes its utterance, so a second saying 0.45 s later is a
+    hearing of its own. A call more words could make another ("G fifty", then "five") waits for them."""
+    voice = Voice("en-us", 165)
+    edge, gap = np.zeros(16000, np.int16), np.zeros(int(0.45 * 16000), np.int16)
+    twice = np.concatenate([edge, speak("B seven.", voice), gap, speak("B seven.", voice), edge])
+    early = WhisperRecognizer(grammar, model, WhisperSettings(whole_early=True), endpoint=HALL_CUTTING)
+    early.set_step(grammar.step_intents("calling"))
+    assert [h.text for h in early.stream(chunks(twice))] == ["b seven", "b seven"]
+    waiting = WhisperRecognizer(grammar, model, WhisperSettings(whole_early=False), endpoint=HALL_CUTTING)
+    waiting.set_step(grammar.step_intents("calling"))
+    assert [h.text for h in waiting.stream(chunks(twice))] == ["b seven b seven"]
+    goes_on = np.concatenate([edge, speak("G fifty", voice), gap, speak("five", voice), edge])
+    assert [h.text for h in early.stream(chunks(goes_on))] == ["g fifty five"]
 
 
 def test_the_call_confidence_model_is_read_checked_and_monotone(tmp_path: Path) -> None:

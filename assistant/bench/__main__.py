@@ -136,9 +136,26 @@ def main(argv: list[str] | None = None) -> int:
     hall.add_argument("--seed", type=int, default=7)
     hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     hall.add_argument("--dump", type=Path, default=None, help="append every hearing, its features and truth (JSONL)")
+    cuts = sub.add_parser(
+        "cuts", help="the cutting alone: how each saying of the hall set is cut, candidates side by side"
+    )
+    cuts.add_argument("--sets", default="head-validation", help="voice sets, as for hall (default: head-validation)")
+    cuts.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
+    cuts.add_argument("--calls", type=int, default=15, help="balls per voice, each said twice")
+    cuts.add_argument("--babble", choices=BABBLE_PARTS, default="train", help="as for hall (default: train)")
+    cuts.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        help="endpoint.NAME=VALUE: a third row, the hall cutting with these changes",
+    )
+    cuts.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     if args.bench == "hall":
         return _hall(args, argv)
+    if args.bench == "cuts":
+        return _cuts(args, argv)
 
     quick = args.quick
     engines = ENGINES if args.engine == "all" else (args.engine,)
@@ -205,6 +222,40 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
+    import dataclasses
+
+    from ..endpoint import HALL_CUTTING, EndpointSettings
+    from . import hallset
+
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s not in hallset.SETS]
+    if unknown:
+        print(f"bench: unknown voice sets {unknown}; choose from {sorted(hallset.SETS)}", file=sys.stderr)
+        return 2
+    candidates: dict[str, object] = {"default": EndpointSettings(), "hall cutting (HALL_CUTTING)": HALL_CUTTING}
+    if args.option:
+        changes = {}
+        for key, value in args.option:
+            group, _, name = key.partition(".")
+            if group != "endpoint" or name not in {f.name for f in dataclasses.fields(EndpointSettings)}:
+                print(f"bench: cuts takes endpoint.NAME options only, got {key!r}", file=sys.stderr)
+                return 2
+            changes[name] = value
+        candidates[", ".join(f"{k}={v}" for k, v in changes.items())] = dataclasses.replace(
+            EndpointSettings(), **changes
+        )
+    snrs = [None if s == "clean" else float(s) for s in args.snr]
+    try:
+        table = hallset.cuts_table(candidates, sets, snrs, args.calls, args.seed, args.babble)
+    except hallset.HallSetError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    print(f"{table}\n\n{command}\n")
     return 0
 
 

@@ -389,6 +389,80 @@ def p(values: Sequence[float], q: float) -> str:
     return f"{1000 * float(np.percentile(values, q)):.0f}" if values else "-"
 
 
+# ----- cutting alone ---------------------------------------------------------------------------------------
+
+CUT_KINDS = ("whole", "split", "joined", "late start", "early end", "missed")
+
+
+def cut(samples: np.ndarray, settings: Any) -> list[tuple[float, float]]:
+    """(start, end) of every utterance the endpointer cuts from `samples` (no recognizer)."""
+    from ..endpoint import Endpointer
+
+    endpointer = Endpointer(settings)
+    out: list[tuple[float, float]] = []
+    start = 0.0
+    events = [e for chunk in audio.chunks(samples, 0.1) for e in endpointer.feed(chunk.samples)]
+    for event in events + list(endpointer.flush()):
+        if event.kind == "start":
+            start = event.time
+        elif event.kind == "end":
+            out.append((start, event.time))
+    return out
+
+
+def cut_kind(seg: gen.Segment, segments: Sequence[gen.Segment], cuts: Sequence[tuple[float, float]]) -> str:
+    """How one saying was cut: whole (one utterance holds it, and no other saying), split (more than one overlap
+    it), joined (its utterance holds another saying too), late start (more than 0.1 s of it lost at the start),
+    early end (0.15 s at the end), missed."""
+    over = [c for c in cuts if min(seg.end, c[1]) > max(seg.start, c[0])]
+    if not over:
+        return "missed"
+    if len(over) > 1:
+        return "split"
+    start, end = over[0]
+    if any(t is not seg and min(t.end, end) > max(t.start, start) for t in segments):
+        return "joined"
+    if start > seg.start + 0.1:
+        return "late start"
+    return "early end" if end < seg.end - 0.15 else "whole"
+
+
+def cuts_table(
+    candidates: dict[str, Any], sets: Sequence[str], snrs: Sequence[float | None], calls: int, seed: int, babble: str
+) -> str:
+    """Each cutting candidate (name: EndpointSettings) on the same hall streams (continuous babble): how each saying
+    was cut, and the babble kept around the whole ones (p50 / p90 seconds, before and after together)."""
+    grammar = Grammar.load()
+    rows = []
+    for snr in snrs:
+        crowd = real.real_crowd(random.Random(seed * 31 + int(snr or 0)), part=babble) if snr else None
+        streams = []
+        for name in sets:
+            for k, voice in enumerate(SETS[name]):
+                if voice.startswith("real:"):
+                    continue
+                balls = [Ball(n) for n in random.Random(seed * 1000 + k).sample(range(1, 76), calls)]
+                streams.append(build(voice, balls, snr, seed, grammar, crowd))
+        for label, settings in candidates.items():
+            counts = dict.fromkeys(CUT_KINDS, 0)
+            extra: list[float] = []
+            for stream in streams:
+                cuts = cut(stream.continuous, settings)
+                for seg in stream.segments:
+                    kind = cut_kind(seg, stream.segments, cuts)
+                    counts[kind] += 1
+                    if kind == "whole":
+                        start, end = next(c for c in cuts if min(seg.end, c[1]) > max(seg.start, c[0]))
+                        extra.append(max(0.0, seg.start - start) + max(0.0, end - seg.end))
+            total = sum(counts.values())
+            around = f"{np.percentile(extra, 50):.2f} / {np.percentile(extra, 90):.2f}" if extra else "-"
+            condition = "clean" if snr is None else f"{snr:g} dB"
+            rows.append([label, condition, str(total), *(pct(counts[k], total) for k in CUT_KINDS), around])
+    head = ["cutting", "condition", "sayings", *(f"{k} %" for k in CUT_KINDS), "babble kept s (p50 / p90)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
 # ----- the run -----------------------------------------------------------------------------------------------
 
 SETS = {
