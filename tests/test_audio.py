@@ -12,7 +12,6 @@ import pytest
 
 from assistant.audio import RATE, AudioError, MicrophoneSource, chunks, from_samples, read_wav, write_wav
 from assistant.bench import hallset, real
-from assistant.bench.audio import Segment
 from assistant.endpoint import HALL_CUTTING, Endpointer, EndpointSettings
 from assistant.grammar import Grammar
 from assistant.messages import Ball
@@ -194,25 +193,10 @@ def test_endpointer_learns_a_louder_background() -> None:
     assert endpointer.noise_db is not None and endpointer.noise_db > 60
 
 
-def _cuts(samples: np.ndarray, settings: EndpointSettings) -> list[tuple[float, float]]:
-    endpointer = Endpointer(settings)
-    events = [e for c in chunks(samples) for e in endpointer.feed(c.samples)] + list(endpointer.flush())
-    starts = [e.time for e in events if e.kind == "start"]
-    ends = [e.time for e in events if e.kind == "end"]
-    return list(zip(starts, ends, strict=True))
-
-
-def _whole(segments: list[Segment], cuts: list[tuple[float, float]]) -> int:
-    """Sayings cut as one utterance of their own: one cut overlaps it, covers it and holds no other saying."""
-    whole = 0
-    for seg in segments:
-        over = [c for c in cuts if min(seg.end, c[1]) > max(seg.start, c[0])]
-        if len(over) != 1:
-            continue
-        start, end = over[0]
-        alone = not any(t is not seg and min(t.end, end) > max(t.start, start) for t in segments)
-        whole += alone and start <= seg.start + 0.1 and end >= seg.end - 0.15
-    return whole
+def _whole(stream: hallset.HallStream, settings: EndpointSettings) -> int:
+    """Sayings cut as one utterance of their own (`hallset.cut_kind`)."""
+    cuts = hallset.cut(stream.continuous, settings)
+    return sum(hallset.cut_kind(seg, stream.segments, cuts) == "whole" for seg in stream.segments)
 
 
 def test_endpointer_keeps_each_saying_whole_in_real_babble() -> None:
@@ -226,5 +210,5 @@ def test_endpointer_keeps_each_saying_whole_in_real_babble() -> None:
     balls = [Ball(n) for n in (3, 17, 33, 48, 64, 72, 9, 25, 41, 57, 66, 14)]
     stream = hallset.build("espeak:en-us@165", balls, 20.0, 5, grammar, crowd)
     sayings = len(stream.segments)
-    assert _whole(stream.segments, _cuts(stream.continuous, HALL_CUTTING)) >= sayings - 1
-    assert _whole(stream.segments, _cuts(stream.continuous, EndpointSettings())) <= sayings * 0.8
+    assert _whole(stream, HALL_CUTTING) >= sayings - 1
+    assert _whole(stream, EndpointSettings()) <= sayings * 0.8

@@ -192,13 +192,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
+def _voice_sets(text: str) -> list[str] | None:
+    """The hall set's voice sets named in `--sets`; None (and one line on stderr) when one is unknown."""
     from . import hallset
 
-    sets = [s for s in args.sets.split(",") if s]
+    sets = [s for s in text.split(",") if s]
     unknown = [s for s in sets if s not in hallset.SETS]
     if unknown:
         print(f"bench: unknown voice sets {unknown}; choose from {sorted(hallset.SETS)}", file=sys.stderr)
+        return None
+    return sets
+
+
+def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
+    from . import hallset
+
+    sets = _voice_sets(args.sets)
+    if sets is None:
         return 2
     snrs = [None if s == "clean" else float(s) for s in args.snr]
     try:
@@ -231,10 +241,8 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
     from ..endpoint import HALL_CUTTING, EndpointSettings
     from . import hallset
 
-    sets = [s for s in args.sets.split(",") if s]
-    unknown = [s for s in sets if s not in hallset.SETS]
-    if unknown:
-        print(f"bench: unknown voice sets {unknown}; choose from {sorted(hallset.SETS)}", file=sys.stderr)
+    sets = _voice_sets(args.sets)
+    if sets is None:
         return 2
     candidates: dict[str, object] = {"default": EndpointSettings(), "hall cutting (HALL_CUTTING)": HALL_CUTTING}
     if args.option:
@@ -245,9 +253,7 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
                 print(f"bench: cuts takes endpoint.NAME options only, got {key!r}", file=sys.stderr)
                 return 2
             changes[name] = value
-        candidates[", ".join(f"{k}={v}" for k, v in changes.items())] = dataclasses.replace(
-            EndpointSettings(), **changes
-        )
+        candidates[", ".join(f"{k}={v}" for k, v in changes.items())] = dataclasses.replace(HALL_CUTTING, **changes)
     snrs = [None if s == "clean" else float(s) for s in args.snr]
     try:
         table = hallset.cuts_table(candidates, sets, snrs, args.calls, args.seed, args.babble)

@@ -662,7 +662,7 @@ class WhisperRecognizer:
                 return self._heads_call(reading, posterior, top)
             return replace(reading, head=(top, q))
         if top == said and q >= self.settings.head_agree and seconds <= self.settings.head_longest:
-            confidence = max(reading.confidence, self.settings.min_confidence + (1 - self.settings.min_confidence) * q)
+            confidence = max(reading.confidence, self._sure(q))
             return replace(reading, confidence=min(confidence, 1.0), head=(top, q))
         if self._vetoed(replace(reading, head=(top, q))):
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
@@ -681,10 +681,13 @@ class WhisperRecognizer:
         if not unheard or "call" not in self._active:
             return replace(reading, head=(top, q))
         balls = {n: float(posterior[n]) for n in range(1, len(posterior)) if posterior[n] >= 0.01}
-        confidence = self.settings.min_confidence + (1 - self.settings.min_confidence) * q
         return Reading(
-            self.grammar.call_words(Ball(top)), confidence, balls, top, 1.0, reading.free, (), ("call",), (top, q)
+            self.grammar.call_words(Ball(top)), self._sure(q), balls, top, 1.0, reading.free, (), ("call",), (top, q)
         )
+
+    def _sure(self, q: float) -> float:
+        """The confidence of a call the head made sure, hearing it with probability q: sure, higher with q."""
+        return self.settings.min_confidence + (1 - self.settings.min_confidence) * q
 
     def _vetoed(self, reading: Reading) -> bool:
         """The call head, sure enough, heard another label than this reading's call."""
