@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -72,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     listen.add_argument("--caller-device", help="input device of the caller's microphone")
     listen.add_argument("--floor-device", help="input device of the floor microphone, or 'right' for the right channel")
     listen.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go")
+    listen.add_argument("--voice-device", help="output device for the prompts (the caller's earpiece or the hall)")
     _record_flags(listen)
     _engine_flags(listen)
 
@@ -133,7 +136,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings, "recognizer", engine=getattr(args, "engine", None), model=getattr(args, "model", None)
     )
     voice = getattr(args, "voice", None)
-    settings = override(settings, "voice", mode=voice)
+    settings = override(settings, "voice", mode=voice, device=getattr(args, "voice_device", None))
     settings = override(
         settings,
         "audio",
@@ -146,6 +149,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.verb in ("listen", "serve") and hasattr(signal, "SIGUSR1"):  # a hung live session tells where it is
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     handlers: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
         "demo": app.demo,
         "transcribe": app.transcribe,

@@ -3,26 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import ExitStack, suppress
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .audio import AudioChunk, AudioError, MicrophoneSource, read_wav
+from .audio import RATE, AudioChunk, AudioError, MicrophoneSource, microphones, read_wav
 from .engines import EngineError
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
 from .hall.stream import Progress, WavStream, with_progress
-from .messages import GamePlan, GameStart, Input, Output, Prompt, Role, SessionEnd, Utterance, end_of, time_of
+from .messages import (
+    GamePlan,
+    GameStart,
+    Input,
+    Output,
+    Prompt,
+    Role,
+    SessionEnd,
+    StepChanged,
+    Utterance,
+    end_of,
+    time_of,
+)
 from .pipeline import (
     EventPrinter,
     Session,
     inputs_from_recording,
+    lockstep_inputs,
     lockstep_utterances,
     merge_keys,
     plans_from,
@@ -149,13 +164,14 @@ class _Run:
         session.on_input.append(self._record_input)
         return session
 
-    def resume(self, session: Session) -> int:
-        """Replay what the record holds; the journal passes on only what a crash cut off. Returns the count."""
+    def resume(self, session: Session) -> float | None:
+        """Replay what the record holds; the journal passes on only what a crash cut off. Returns the stream time
+        the record reached, or None when it holds nothing."""
         if self.journal is None:
-            return 0
+            return None
         stored = self.journal.recorded_inputs()
         session.run(stored)
-        return len(stored)
+        return max((end_of(i) for i in stored), default=None)
 
     def _record_input(self, item: Input) -> None:
         new = self.journal.input(item) if self.journal is not None else True
@@ -301,67 +317,93 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
 
 def listen(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
-    clock = _AudioClock()
-    chunks, recognizers = _microphones(settings, grammar, clock)
+    gate = SelfHearingGate(margin_after=1.0)  # a hall's reverberation: double talk is kept (gate.filter)
+    hall = _Microphones(settings, grammar)
     plans = plans_from(args.plan)
-    gate = SelfHearingGate()
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
         run.open_store(args.db or settings.store.db, args.resume)
-        run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=clock)
+        run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=hall.now)
         session = run.session()
-        replayed = run.resume(session)
-        session.sinks.append(step_follower(recognizers, grammar))
-        if plans and not replayed:  # a fresh occasion, or one killed before its first input was recorded
-            session.feed(GameStart(0.0, plans[0]))
+        until = run.resume(session)
+        at = 0.0 if until is None else until + RESUME_GAP
+        if until is not None:  # nobody listened in between: anything may have been said
+            for role in hall.roles:
+                session.feed(Utterance(until, at, role, "", confidence=0.0, uncertain=True))
+        follow = step_follower(hall.recognizers, grammar)
+        session.sinks.append(follow)
+        if until is not None:  # the recognizers listen for the step the record reached
+            follow(StepChanged(until, session.procedure.step, ()))
+        games = session.procedure.occasion.games  # a resumed occasion goes on with its program
+        sure_calls = len(games[-1].calls) if games else 0
+        inputs = lockstep_inputs(
+            hall.start(gate, at), hall.recognizers, grammar, due=lambda: session.procedure.next_due
+        )
+        heard = (gate.doubt(i) if isinstance(i, Utterance) else i for i in inputs)
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
-            for utterance in lockstep_utterances(chunks, recognizers, grammar):
-                if not gate.drops(utterance):  # our own voice heard back is never the caller's
-                    session.feed(utterance)
-        except KeyboardInterrupt:
-            pass
-        session.feed(SessionEnd(clock()))
+            with suppress(KeyboardInterrupt):
+                session.run(program_games(heard, plans, begun=len(games), calls=sure_calls))
+        finally:
+            inputs.close()  # the recognizers' threads end
+            hall.close()  # and the devices stop
+        session.feed(SessionEnd(hall.now()))
         run.finish(session, args.prompts_json)
         print(render_text(session.procedure.occasion))
         return 1 if session.has_findings() else 0
 
 
-class _AudioClock:
-    """Seconds of microphone audio consumed: the clock of utterance times, for placing our own voice."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-
-    def __call__(self) -> float:
-        return self.seconds
-
-    def follow(self, steps: Iterable[tuple[AudioChunk, ...]]) -> Iterator[tuple[AudioChunk, ...]]:
-        for step in steps:
-            self.seconds = max(self.seconds, step[0].end)
-            yield step
+RESUME_GAP = 1.0
+"""Seconds of stream time put between what the record of a killed `listen` holds and what `--resume` hears: the
+time it was down is not known, and it stands in the record as an unsure hearing of every channel."""
 
 
-def _microphones(
-    settings: Settings, grammar: Grammar, clock: _AudioClock | None = None
-) -> tuple[Iterator[tuple[AudioChunk, ...]], list[Recognizer]]:
-    """The caller's microphone (and the floor's, when configured) with a recognizer each."""
-    floor = settings.audio.floor_device
-    if floor == "right":  # one device, two channels: left the caller, right the floor
-        sources = [MicrophoneSource(settings.audio.caller_device, channels=2)]
-    else:
-        sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
-        if floor:
-            sources.append(MicrophoneSource(floor, channels=1))
-    channels = sum(s.channels for s in sources)
-    recognizers = []
-    for role in (Role.CALLER, Role.FLOOR)[:channels]:
-        recognizer = recognizer_from(settings, grammar)
-        recognizer.set_step(role_intents(grammar, role))
-        recognizers.append(recognizer)
-    streams = [s.stream() for s in sources]
-    chunks = (tuple(chunk for step in steps for chunk in step) for steps in zip(*streams, strict=False))
-    return (clock.follow(chunks) if clock is not None else chunks), recognizers
+class _Microphones:
+    """The caller's microphone (and the floor's, when configured) with a recognizer each. Made before anything is
+    recorded, so a missing device stops `listen` with nothing written."""
+
+    def __init__(self, settings: Settings, grammar: Grammar) -> None:
+        floor = settings.audio.floor_device
+        if floor == "right":  # one device, two channels: left the caller, right the floor
+            self.sources = [MicrophoneSource(settings.audio.caller_device, channels=2)]
+        else:
+            self.sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
+            if floor:
+                self.sources.append(MicrophoneSource(floor, channels=1))
+        self.roles = (Role.CALLER, Role.FLOOR)[: sum(s.channels for s in self.sources)]
+        self.recognizers: list[Recognizer] = []
+        for role in self.roles:
+            recognizer = recognizer_from(settings, grammar)
+            recognizer.set_step(role_intents(grammar, role))
+            self.recognizers.append(recognizer)
+        self._steps: Generator[tuple[AudioChunk, ...], None, None] | None = None
+
+    def now(self) -> float:
+        """The caller's device clock: seconds it has delivered (stream time)."""
+        return self.sources[0].now()
+
+    def close(self) -> None:
+        """Stop the devices (the stream of `start` ends)."""
+        if self._steps is not None:
+            self._steps.close()
+        for source in self.sources:
+            source.close()
+
+    def start(self, gate: SelfHearingGate | None = None, at: float = 0.0) -> Iterator[tuple[AudioChunk, ...]]:
+        """The devices started, delivering, on one clock from `at`. With a `gate`, what the gated channels pick up
+        while our own voice plays (and its echo dies away) is silenced before it is heard, unless the caller talks
+        over it: the hall's speakers are not the caller, and the caller's words after the echo stand alone."""
+        steps = self._steps = microphones(self.sources, start=at)
+        if gate is not None:
+            steps = (
+                tuple(
+                    replace(c, samples=gate.filter(c.samples, c.start, RATE)) if role in gate.roles else c
+                    for c, role in zip(step, self.roles, strict=False)
+                )
+                for step in steps
+            )
+        first = next(steps, None)  # the devices are open and delivering before anyone is told "listening"
+        return itertools.chain([first] if first is not None else [], steps)
 
 
 def diagram(args: argparse.Namespace, settings: Settings) -> int:
@@ -483,7 +525,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                     time.sleep(max(0.0, at - (time.monotonic() - started)))
                 hub.feed(item)
         elif args.live:
-            for item in _live_inputs(settings, grammar, plans):
+            due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
+            for item in _live_inputs(settings, grammar, plans, due):
                 hub.feed(item)
         elif plans:
             hub.feed(GameStart(0.0, plans[0]))
@@ -501,9 +544,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _live_inputs(settings: Settings, grammar: Grammar, plans: Sequence[GamePlan]) -> Iterator[Input]:
-    """Speech recognized from the microphone(s) as it comes, after the first game of the program."""
-    chunks, recognizers = _microphones(settings, grammar)
-    if plans:
-        yield GameStart(0.0, plans[0])
-    yield from lockstep_utterances(chunks, recognizers, grammar)
+def _live_inputs(
+    settings: Settings, grammar: Grammar, plans: Sequence[GamePlan], due: Callable[[], float | None]
+) -> Iterator[Input]:
+    """Speech recognized from the microphone(s) as it comes, the games of the program as it shows them, and time
+    passing when the procedure's next window (`due()`) closes."""
+    hall = _Microphones(settings, grammar)
+    yield from program_games(lockstep_inputs(hall.start(), hall.recognizers, grammar, due=due), plans)

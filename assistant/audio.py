@@ -6,10 +6,13 @@ Only `MicrophoneSource` touches sounddevice.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import queue
+import sys
+import time
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from math import gcd
 from pathlib import Path
@@ -33,6 +36,9 @@ class AudioChunk:
     """Seconds from the start of the stream."""
     samples: np.ndarray
     """int16, mono, 16 kHz."""
+    missing: bool = False
+    """The device delivered nothing for this stretch (it went away): `samples` are silence standing in, and
+    anything may have been said."""
 
     @property
     def end(self) -> float:
@@ -154,7 +160,16 @@ def chunks(samples: np.ndarray, chunk_seconds: float = 0.1, start: float = 0.0) 
 class MicrophoneSource:
     """The sounddevice adapter: live audio from an input device, 16 kHz mono int16 per channel."""
 
-    def __init__(self, device: str | int | None, channels: int = 1, chunk_seconds: float = 0.1) -> None:
+    def __init__(
+        self,
+        device: str | int | None,
+        channels: int = 1,
+        chunk_seconds: float = 0.1,
+        stall: float = 2.0,
+        tell: Callable[[str], None] | None = None,
+    ) -> None:
+        """`stall`: seconds without audio after which the device is taken for gone; `tell` gets one line when it
+        goes and one when it returns (default: standard error)."""
         try:
             import sounddevice as sd
         except OSError as exc:  # PortAudio library missing
@@ -170,26 +185,133 @@ class MicrophoneSource:
         self.channels = channels
         self.chunk_seconds = chunk_seconds
         self.name = str(info["name"])
+        self._blocks: queue.Queue[np.ndarray] = queue.Queue()
+        self._delivered = 0
+        """Frames the device has delivered (in its callback) since it was last opened, taken or not."""
+        self._base = 0
+        """Stream position at which it was last opened."""
+        self._stream: Any = None
+        self.stall = stall
+        self.tell = tell or (lambda line: print(line, file=sys.stderr, flush=True))
 
-    def stream(self) -> Iterator[tuple[AudioChunk, ...]]:
-        """Chunks as they arrive, one per channel, timed from the start of the stream."""
-        blocks: queue.Queue[np.ndarray] = queue.Queue()
+    def open(self) -> None:
+        """Start the device: from now on its callback queues what it records."""
+        if self._stream is not None:
+            return
 
         def callback(indata: np.ndarray, frames: int, time: Any, status: Any) -> None:
-            blocks.put(indata.copy())
+            self._blocks.put(indata.copy())
+            self._delivered += frames
 
-        size = round(self.chunk_seconds * RATE)
-        position = 0
-        with self._sd.InputStream(
+        self._stream = self._sd.InputStream(
             device=self.device,
             channels=self.channels,
             samplerate=RATE,
             dtype="int16",
-            blocksize=size,
+            blocksize=round(self.chunk_seconds * RATE),
             callback=callback,
-        ):
+        )
+        self._stream.start()
+
+    def delivering(self) -> bool:
+        return self._delivered > 0
+
+    def restart_clock(self) -> None:
+        """Drop what was recorded so far: stream time 0 is now (to start several devices together)."""
+        while not self._blocks.empty():
+            self._blocks.get_nowait()
+        self._delivered = 0
+
+    def now(self) -> float:
+        """Seconds of audio the device has delivered (or stood in for while it was gone): the hall's present on
+        the stream clock, however far behind the recognizers are."""
+        return (self._base + self._delivered) / RATE
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+
+    def stream(self, start: float = 0.0) -> Generator[tuple[AudioChunk, ...], None, None]:
+        """Chunks as they arrive, one per channel, timed from the start of the stream (or of its clock). A device
+        that delivers nothing for `stall` seconds is gone: the stream goes on in step with the wall clock with
+        `missing` chunks of silence, tries the device again every `stall` seconds, and goes on with its audio when
+        it returns."""
+        self.open()
+        size = round(self.chunk_seconds * RATE)
+        position = self._base = round(start * RATE)
+        try:
             while True:
-                block = blocks.get()
+                try:
+                    block = self._blocks.get(timeout=self.stall)
+                except queue.Empty:
+                    gone = position / RATE
+                    self.tell(
+                        f"audio: {self.name} delivered nothing for {self.stall:g} s at {gone:.1f} s; "
+                        "the record marks the gap, listening goes on when it returns"
+                    )
+                    for stand_in in self._outage(position, size):
+                        position += size
+                        yield stand_in
+                    self.tell(
+                        f"audio: {self.name} is back at {position / RATE:.1f} s "
+                        f"({position / RATE - gone:.1f} s not heard)"
+                    )
+                    continue
                 start = position / RATE
                 position += len(block)
                 yield tuple(AudioChunk(start=start, samples=block[:, c].copy()) for c in range(self.channels))
+        finally:
+            self.close()
+
+    def _outage(self, position: int, size: int) -> Iterator[tuple[AudioChunk, ...]]:
+        """Missing chunks in step with the wall clock (the stall's seconds first) until the device delivers; its
+        clock then goes on from where the stand-ins ended."""
+        behind = round(self.stall * RATE)
+        retry = 0.0
+        while True:
+            if time.monotonic() >= retry:
+                retry = time.monotonic() + max(0.5, self.stall)
+                self.close()
+                self.restart_clock()
+                with contextlib.suppress(Exception):  # PortAudioError, or a device not yet back: try again
+                    self.open()
+            self._base = position
+            if self.delivering():
+                return
+            if behind < size:
+                time.sleep(self.chunk_seconds)
+                behind += size
+            behind -= size
+            silence = np.zeros(size, dtype=np.int16)
+            yield tuple(AudioChunk(start=position / RATE, samples=silence, missing=True) for _ in range(self.channels))
+            position += size
+
+
+def microphones(
+    sources: Sequence[MicrophoneSource], start: float = 0.0, timeout: float = 10.0
+) -> Generator[tuple[AudioChunk, ...], None, None]:
+    """Several input devices in lock-step: each step holds one chunk of every channel of every device, timed on
+    one clock from `start`. The devices are all started first and their clocks set going together once each
+    delivers (a device can take a second or more to start), so the caller's and the floor's words keep their
+    order."""
+    for source in sources:
+        source.open()
+    deadline = time.monotonic() + timeout
+    while not all(s.delivering() for s in sources):
+        if time.monotonic() > deadline:
+            for s in sources:
+                s.close()
+            silent = ", ".join(s.name for s in sources if not s.delivering())
+            raise AudioError(f"no input: {silent} delivered no audio within {timeout:.0f} s")
+        time.sleep(0.01)
+    for source in sources:
+        source.restart_clock()
+    streams: list[Generator[tuple[AudioChunk, ...], None, None]] = [s.stream(start) for s in sources]
+    try:
+        for steps in zip(*streams, strict=False):
+            yield tuple(chunk for step in steps for chunk in step)
+    finally:
+        for stream in streams:
+            stream.close()

@@ -6,10 +6,10 @@ import contextlib
 import queue
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .audio import AudioChunk, Recording, chunks
 from .engines import WHISPER_ENGINES, make_recognizer
@@ -34,6 +34,7 @@ from .messages import (
     SessionEnd,
     Severity,
     StepChanged,
+    Tick,
     Utterance,
     time_of,
 )
@@ -163,23 +164,27 @@ def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
     return tuple(name for name, intent in grammar.intents.items() if roles & set(intent.roles))
 
 
-def recognizer_from(settings: Settings, grammar: Grammar) -> Recognizer:
-    """The configured engine, with the hall's settings for it."""
+def recognizer_from(settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None) -> Recognizer:
+    """The configured engine, with the hall's settings for it. `options`: keywords of `make_recognizer` that
+    replace them (`settings`, `endpoint`: the benchmarks' --option)."""
     config = settings.recognizer
+    options = dict(options or {})
     if config.engine == "pocketsphinx":
         from .engines.pocketsphinx_engine import PocketsphinxSettings
 
-        tuned = PocketsphinxSettings(min_snr_db=config.min_snr_db)
-        return make_recognizer(config.engine, grammar, config.model, settings=tuned)
+        options.setdefault("settings", PocketsphinxSettings(min_snr_db=config.min_snr_db))
+        return make_recognizer(config.engine, grammar, config.model, **options)
     configured = config.whisper_model if config.engine in WHISPER_ENGINES else config.vosk_model
-    return make_recognizer(config.engine, grammar, config.model, configured=configured)
+    return make_recognizer(config.engine, grammar, config.model, configured=configured, **options)
 
 
-def recognizers_for(channels: int, settings: Settings, grammar: Grammar) -> list[Recognizer]:
+def recognizers_for(
+    channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None
+) -> list[Recognizer]:
     """One recognizer per channel, each hearing the intents of its channel's roles."""
     out = []
     for role in CHANNEL_ROLES[:channels]:
-        recognizer = recognizer_from(settings, grammar)
+        recognizer = recognizer_from(settings, grammar, options)
         recognizer.set_step(role_intents(grammar, role))
         out.append(recognizer)
     return out
@@ -203,6 +208,15 @@ class _ChannelWorker:
         self._want = threading.Semaphore(0)
         self._ready = False
         """The recognizer asked for its next chunk and has not been given it yet."""
+        self.fed_until = 0.0
+        """End of the last chunk given."""
+        self.origin: float | None = None
+        """Stream time of the first chunk: the recognizer times what it hears from there (a resumed `listen`
+        goes on from where its record stopped)."""
+        self.gap_since: float | None = None
+        """Start of the stretch the device has been away (chunks `missing`), while it lasts."""
+        self.gaps: list[tuple[float, float]] = []
+        """Stretches the device was away, not yet given out."""
         self._thread = threading.Thread(target=self._run, name=f"recognizer-{role.value}", daemon=True)
         self._thread.start()
 
@@ -233,7 +247,31 @@ class _ChannelWorker:
     def give(self, chunk: AudioChunk | None) -> None:
         self._ready = False
         self._chunk = chunk
+        if chunk is not None:
+            if self.origin is None:
+                self.origin = chunk.start
+            if chunk.missing and self.gap_since is None:
+                self.gap_since = chunk.start
+            elif not chunk.missing and self.gap_since is not None:
+                self.gaps.append((self.gap_since, chunk.start))
+                self.gap_since = None
+            self.fed_until = chunk.end
+        elif self.gap_since is not None:  # the stream ended while the device was away
+            self.gaps.append((self.gap_since, self.fed_until))
+            self.gap_since = None
         self._have.release()
+
+    def quiet_until(self) -> float:
+        """Stream time up to which this channel has given out everything it heard (call when ready)."""
+        since = self.recognizer.pending_since
+        origin = self.origin or 0.0
+        pending = [t for t in (None if since is None else since + origin, self.gap_since) if t is not None]
+        return min([*pending, self.fed_until])
+
+    def unheard(self) -> list[Utterance]:
+        """The device's gaps closed so far, each an unsure hearing of nothing: anything may have been said."""
+        gaps, self.gaps = self.gaps, []
+        return [Utterance(start, end, self.role, "", confidence=0.0, uncertain=True) for start, end in gaps]
 
     def finish(self) -> None:
         """End the stream, whatever happened: a recognizer that failed, or the other channel's, never hangs it."""
@@ -251,6 +289,20 @@ def lockstep_utterances(
     grammar: Grammar,
 ) -> Iterator[Utterance]:
     """Utterances of all channels in time order, while the audio streams (file or microphone)."""
+    for item in lockstep_inputs(channel_chunks, recognizers, grammar):
+        if isinstance(item, Utterance):
+            yield item
+
+
+def lockstep_inputs(
+    channel_chunks: Iterable[Sequence[AudioChunk]],
+    recognizers: Sequence[Recognizer],
+    grammar: Grammar,
+    due: Callable[[], float | None] | None = None,
+) -> Generator[Utterance | Tick, None, None]:
+    """As `lockstep_utterances`, and time passing while nobody speaks: when `due()` (the procedure's next
+    deadline) has come on the stream clock and every channel has given out all it heard before it, a `Tick`.
+    Live, a prompt that is due ("Say it again") is said when it is due, not when the next words are heard."""
     workers = [_ChannelWorker(r, role) for r, role in zip(recognizers, CHANNEL_ROLES, strict=False)]
 
     def drain() -> list[Utterance]:
@@ -258,8 +310,11 @@ def lockstep_utterances(
         for worker in workers:
             while not worker.heard.empty():
                 heard = worker.heard.get()
+                if worker.origin:
+                    heard = replace(heard, start=heard.start + worker.origin, end=heard.end + worker.origin)
                 if heard.text or heard.uncertain:
                     found.append(heard_to_utterance(heard, worker.role, grammar))
+            found += worker.unheard()
         return sorted(found, key=lambda u: (u.end, u.start))
 
     try:
@@ -267,6 +322,11 @@ def lockstep_utterances(
             for worker in workers:
                 worker.wait_ready()
             yield from drain()
+            deadline = due() if due is not None else None
+            if deadline is not None and workers:
+                quiet = min(worker.quiet_until() for worker in workers)
+                if quiet >= deadline:
+                    yield Tick(quiet)
             for worker, chunk in zip(workers, step, strict=False):
                 worker.give(chunk)
     finally:
@@ -304,15 +364,23 @@ OPENING_INTENTS = frozenset({"last-ball-required", "last-ball-not-required", "ba
 """What a caller says before the first ball of a game: heard after a game has had calls, the next game began."""
 
 
-def program_games(utterances: Iterable[Utterance], plans: Sequence[GamePlan]) -> Iterator[Input]:
+def program_games(
+    utterances: Iterable[Utterance | Tick], plans: Sequence[GamePlan], begun: int = 0, calls: int = 0
+) -> Iterator[Input]:
     """Start the games of the hall's program as the speech shows them: after a sure "this game is completed",
     or, when that was missed, at a sure opening announcement once the current game has had sure calls. A game's
     boundary is never a guess: every finding of the games after it would rest on it (an unsure "g forty eight"
-    heard in the caller's greeting made the last-ball announcement after it open the next game)."""
-    if plans:
+    heard in the caller's greeting made the last-ball announcement after it open the next game).
+
+    `begun`, `calls`: for an occasion resumed from its record, the games of the program it had started and the
+    sure calls of the last one; a fresh occasion (begun 0) starts the first game at once. Ticks pass through."""
+    if plans and not begun:
         yield GameStart(0.0, plans[0])
-    next_plan, calls_in_game = 1, 0
+    next_plan, calls_in_game = max(begun, 1), calls
     for utterance in utterances:
+        if isinstance(utterance, Tick):
+            yield utterance
+            continue
         intents = {m.intent for m in utterance.meanings}
         sure = not utterance.uncertain
         opens = bool(intents & OPENING_INTENTS) and sure and calls_in_game > 0

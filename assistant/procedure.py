@@ -65,6 +65,11 @@ class Procedure:
         return self._conduct.board
 
     @property
+    def next_due(self) -> float | None:
+        """The earliest time a window closes (a repeat, an answer owed), or None: the time a `Tick` is due."""
+        return min((due.deadline for due in self._conduct.dues.values()), default=None)
+
+    @property
     def occasion(self) -> OccasionRecord:
         return self._conduct.occasion
 

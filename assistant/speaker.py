@@ -179,15 +179,20 @@ def _voice_main() -> None:
         for number, line in enumerate(sys.stdin):
             try:
                 text = str(json.loads(line)["text"])
-                path = Path(tmp) / f"prompt-{number}.wav"  # a late write of the previous text cannot pass as this one
-                finished.clear()
-                engine.save_to_file(text, str(path))
-                engine.runAndWait()
-                if not finished.wait(RENDER_TIMEOUT):
-                    raise SpeakerError("espeak-ng did not finish the sentence")
-                _settle(engine)
-                audio = _read_rendered(path)
-                path.unlink()
+                for attempt in range(2):  # now and then espeak-ng writes a sentence as an empty file: say it again
+                    path = Path(tmp) / f"prompt-{number}-{attempt}.wav"  # a late write of another cannot pass
+                    finished.clear()
+                    engine.save_to_file(text, str(path))
+                    engine.runAndWait()
+                    if not finished.wait(RENDER_TIMEOUT):
+                        raise SpeakerError("espeak-ng did not finish the sentence")
+                    _settle(engine)
+                    audio = _read_rendered(path)
+                    path.unlink()
+                    if audio.samples.size or not text.strip():
+                        break
+                else:
+                    raise SpeakerError(f"espeak-ng rendered {text!r} as no audio, twice")
                 data = audio.samples.astype("<i2").tobytes()
                 send({"kind": "audio", "rate": audio.rate, "bytes": len(data)}, data)
             except Exception as exc:
@@ -591,12 +596,22 @@ class SoundDevicePlayback:
                 callback=callback,
                 finished_callback=done.set,
             ):
+                deadline = time.monotonic() + len(samples) / rate + PLAYBACK_SLACK
                 while not done.wait(0.05):
                     if stop.is_set():
                         break
+                    if time.monotonic() > deadline:
+                        stop.set()
+                        raise SpeakerError(f"the output device stalled ({position} of {len(samples)} samples played)")
+        except SpeakerError:
+            raise
         except Exception as exc:
             raise SpeakerError(f"sound output failed on {self.device!r}: {exc}") from exc
         return position
+
+
+PLAYBACK_SLACK = 5.0
+"""Seconds a prompt may take beyond its length before the output device is taken for stalled."""
 
 
 class LiveSpeaker:
@@ -699,7 +714,7 @@ class LiveSpeaker:
                         said.start = self.clock()
                         self._speaking = True
                         if self.gate is not None:
-                            self.gate.begin(said.start)
+                            self.gate.begin(said.start, audio.samples, audio.rate)
                 if cut_before:
                     said.status = "cut"
                 else:

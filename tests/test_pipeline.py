@@ -89,6 +89,7 @@ class _Failing:
     """A recognizer (the port, for this one layer) that hears one call, then fails on the chunk after `at`."""
 
     name = "failing"
+    pending_since: float | None = None
 
     def __init__(self, at: int | None) -> None:
         self.at = at

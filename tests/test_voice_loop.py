@@ -136,6 +136,53 @@ def test_gate_silences_the_voice_intervals_of_a_channel() -> None:
     assert audio.all()  # the input is left alone
 
 
+def test_gate_filter_silences_the_echo_of_our_voice_and_keeps_the_caller_talking_over_it(
+    fresh_voice: Pyttsx3Voice,
+) -> None:
+    """Our prompt comes back into the caller's microphone 0.2 s later, 6 dB down, through 0.8 s of reverberation,
+    over the hall's own noise; in the second half of it the caller says "B seven" (two real-level words).
+    The echo alone is silenced; the caller's words are kept, and what is heard of them is unsure."""
+    from assistant.hall.devices import EchoPath
+
+    played = fresh_voice.render("Say it again: B seven. Say it again: B seven.", VOICE)
+    ours = np.asarray(
+        np.round(
+            np.interp(
+                np.arange(0, len(played.samples), played.rate / RATE), np.arange(len(played.samples)), played.samples
+            )
+        ),
+        dtype=np.int16,
+    )
+    rng = np.random.default_rng(4)
+    start, n = 10.0, len(ours) + 2 * RATE
+    echo = EchoPath(delay=0.2, gain_db=-6.0, rt60=0.8)(np.concatenate([ours, np.zeros(2 * RATE)]).astype(np.float64))
+    mic = rng.normal(0.0, 30.0, n) + echo
+    caller = fresh_voice.render("B seven", VOICE)
+    said_at = len(ours) // 2
+    words = caller.samples[:: max(1, round(caller.rate / RATE))].astype(np.float64) * 1.5
+    mic[said_at : said_at + len(words)] += words
+    mic16 = np.clip(mic, -32768, 32767).astype(np.int16)
+    gate = SelfHearingGate(margin_before=0.1, margin_after=1.0)
+    gate.filter(rng.normal(0.0, 30.0, 2 * RATE).astype(np.int16), start - 2.0, RATE)  # the hall before we speak
+    gate.begin(start, ours, RATE)
+    gate.end(start + len(ours) / RATE)
+
+    out = np.concatenate([gate.filter(c.samples, c.start, RATE) for c in chunks(mic16, start=start)])
+
+    echo_only = np.r_[0 : said_at - RATE // 10, said_at + len(words) + RATE // 2 : len(ours) + RATE]
+    assert np.count_nonzero(out[echo_only]) < 0.05 * len(echo_only)  # our voice and its tail: silenced
+    frame = RATE // 50
+    over = [  # 20 ms frames where the caller stands 10 dB over the echo
+        k
+        for k in range(said_at, said_at + len(words) - frame, frame)
+        if np.mean(words[k - said_at : k - said_at + frame] ** 2) > 10 * np.mean(echo[k : k + frame] ** 2)
+    ]
+    assert len(over) > 20 and sum(out[k : k + frame].any() for k in over) > 0.8 * len(over)  # kept
+    assert out[len(ours) + int(1.5 * RATE) :].any()  # after voice and margin, the hall is heard again
+    heard = utt(start + said_at / RATE, start + (said_at + len(words)) / RATE)
+    assert gate.doubt(heard).uncertain and not gate.doubt(utt(start + 6.0, start + 7.0)).uncertain
+
+
 # ----- voice out, transcribed back -----------------------------------------------------------------
 
 

@@ -51,7 +51,7 @@ def _babble(text: str) -> tuple[str, ...]:
     return (text,)
 
 
-def _option(text: str) -> tuple[str, object]:
+def option(text: str) -> tuple[str, object]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"an engine option is [ENGINE:]GROUP.NAME=VALUE; got {text!r}")
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     acc.add_argument(
         "--option",
-        type=_option,
+        type=option,
         action="append",
         default=[],
         help="[ENGINE:]settings.NAME=VALUE or [ENGINE:]endpoint.NAME=VALUE: a field of the engine's settings",
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="the real speakers of the crowd: all, train or test (test: the half the hall model never trained in)",
     )
-    hall.add_argument("--option", type=_option, action="append", default=[], help="as for accuracy")
+    hall.add_argument("--option", type=option, action="append", default=[], help="as for accuracy")
     hall.add_argument("--seed", type=int, default=7)
     hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     hall.add_argument("--dump", type=Path, default=None, help="append every hearing, its features and truth (JSONL)")
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     cuts.add_argument("--babble", choices=BABBLE_PARTS, default="train", help="as for hall (default: train)")
     cuts.add_argument(
         "--option",
-        type=_option,
+        type=option,
         action="append",
         default=[],
         help="endpoint.NAME=VALUE: a third row, the hall cutting with these changes",

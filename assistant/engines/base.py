@@ -49,6 +49,10 @@ class Recognizer(Protocol):
     """Turns 16 kHz mono int16 audio into utterances of the grammar."""
 
     name: str
+    pending_since: float | None
+    """While `stream` runs: the start of speech it has taken in and not yet given out as a hearing (an
+    utterance still open, or one held for what may follow); None when everything heard is out. Until then
+    the hall may not be taken for quiet: time passing is told to the procedure only up to here."""
 
     def set_step(self, intents: Sequence[str]) -> None:
         """Listen only for these intents from now on (grammar.step_intents(step))."""

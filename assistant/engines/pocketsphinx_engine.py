@@ -131,6 +131,7 @@ class PocketsphinxRecognizer:
     """Grammar decoding with pocketsphinx, judged against a phone loop; endpointing by `Endpointer`."""
 
     name = "pocketsphinx"
+    pending_since: float | None = None
 
     def __init__(
         self,
@@ -348,9 +349,11 @@ class PocketsphinxRecognizer:
                     self._feed(event.samples)
                 else:
                     yield from self._close(endpointer, event.time, utt_start, chunk.end, fed_at)
+            self.pending_since = utt_start if endpointer.in_speech else None
         for event in endpointer.flush():
             end = event.time
             yield from self._close(endpointer, end, utt_start, end, time.perf_counter())
+        self.pending_since = None
 
     def _close(
         self, endpointer: Endpointer, speech_end: float, utt_start: float, fed_until: float, fed_at: float

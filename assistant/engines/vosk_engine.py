@@ -69,6 +69,7 @@ class VoskRecognizer:
     """Grammar-restricted recognition with a vosk (Kaldi) model directory."""
 
     name = "vosk"
+    pending_since: float | None = None
 
     def __init__(self, grammar: Grammar, model: Path, endpoint: EndpointSettings | None = None) -> None:
         try:
@@ -168,7 +169,9 @@ class VoskRecognizer:
                     if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                         latency = max(0.0, chunk.end - event.time) + time.perf_counter() - fed_at
                         yield replace(heard, latency=latency)
+            self.pending_since = utt_start if endpointer.in_speech else None
         for event in endpointer.flush():
             heard = self._finish(utt_start, event.time, results)
             if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                 yield heard
+        self.pending_since = None

@@ -334,6 +334,7 @@ class WhisperRecognizer:
     """The recognizer port over Whisper base: grammar-constrained decoding of each cut utterance."""
 
     name = "whisper"
+    pending_since: float | None = None
     decodes_ahead = True
     """Streamed hearings carry their live latency (CPU seconds), the decode that ran ahead counted from its start."""
 
@@ -796,6 +797,7 @@ class WhisperRecognizer:
                         endpointer.cut()
                         yield from self._emit(_Held(utt_start, early_end, heard, reading, latency, chunk.end, snr))
                         pieces, early = [], None
+                self.pending_since = held.start if held is not None else utt_start if endpointer.in_speech else None
             for event in endpointer.flush():
                 ahead = (early, early_at) if early is not None else None
                 closed = self._close(endpointer, pieces, utt_start, event.time, event.time, ahead)
@@ -807,6 +809,7 @@ class WhisperRecognizer:
                 pieces, early = [], None
             if held is not None:
                 yield from self._emit(held)
+            self.pending_since = None
 
     def _whole(self, heard: Heard, reading: Reading) -> bool:
         """A sure call that no more words can make another: not "G fifty" (G 55 to come), not "B one" ("B one

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..bench.__main__ import option
+from ..bench.accuracy import BenchError, check_options
 from ..engines import ENGINES
+from ..settings import load_settings
 from .scenarios import CONDITIONS, DEFAULT_CONDITIONS, QUICK, benchmark, scenario_paths
 
 
@@ -26,6 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--details", action="store_true", help="show findings and hearings of sessions that differ")
     bench.add_argument("--engine", choices=ENGINES, default=None, help="recognizer (default from config)")
+    bench.add_argument(
+        "--option",
+        type=option,
+        action="append",
+        default=[],
+        help="the recognizer's settings changed, as for `python -m assistant.bench accuracy` "
+        "(settings.NAME=VALUE, endpoint.NAME=VALUE; repeatable)",
+    )
     long = verbs.add_parser("long", help="an occasion of several games, 30 minutes or more, checked from audio")
     long.add_argument("--minutes", type=float, default=30.0)
     long.add_argument("--seed", type=int, default=0)
@@ -43,7 +54,20 @@ def main(argv: list[str] | None = None) -> int:
         if any(not 0 <= c < len(CONDITIONS) for c in conditions):
             print(f"error: conditions are 0..{len(CONDITIONS) - 1}", file=sys.stderr)
             return 2
-        benchmark(paths, conditions, jobs=args.jobs, seed=args.seed, details=args.details, engine=args.engine)
+        try:
+            check_options([args.engine or load_settings().recognizer.engine], args.option)
+        except BenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        benchmark(
+            paths,
+            conditions,
+            jobs=args.jobs,
+            seed=args.seed,
+            details=args.details,
+            engine=args.engine,
+            options=tuple(args.option),
+        )
         return 0
     from .long import long_benchmark
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..audio import from_samples
+from ..bench.accuracy import engine_options
 from ..bench.real import real_crowd
 from ..engines.base import Recognizer
 from ..grammar import Grammar
@@ -175,15 +176,20 @@ def run_scenario(
 _WORKER: dict[str, object] = {}
 
 
-def _work(task: tuple[str, int, int, str | None]) -> SessionResult:
-    path, condition_index, seed, engine = task
+Options = tuple[tuple[str, object], ...]
+"""--option pairs, as `python -m assistant.bench` takes them ('settings.head_writes', True)."""
+
+
+def _work(task: tuple[str, int, int, str | None, Options]) -> SessionResult:
+    path, condition_index, seed, engine, options = task
     if "grammar" not in _WORKER:
         _WORKER["settings"] = override(load_settings(), "recognizer", engine=engine)
         _WORKER["grammar"] = Grammar.load(_WORKER["settings"].recognizer.grammar)  # type: ignore[attr-defined]
     settings: Settings = _WORKER["settings"]  # type: ignore[assignment]
     grammar: Grammar = _WORKER["grammar"]  # type: ignore[assignment]
     if "recognizers" not in _WORKER:
-        _WORKER["recognizers"] = make_recognizers(2, settings, grammar)
+        chosen = engine_options(settings.recognizer.engine, options)
+        _WORKER["recognizers"] = make_recognizers(2, settings, grammar, chosen)
     recognizers: list[Recognizer] = _WORKER["recognizers"]  # type: ignore[assignment]
     return run_scenario(Path(path), CONDITIONS[condition_index], settings, grammar, seed, recognizers)
 
@@ -239,10 +245,11 @@ def benchmark(
     details: bool = False,
     out: object = sys.stdout,
     engine: str | None = None,
+    options: Options = (),
 ) -> list[Row]:
     """Every scenario under every condition; prints progress on stderr and returns the table rows. `engine`: the
-    recognizer (default: the configured one)."""
-    tasks = [(str(p), c, seed + i, engine) for c in conditions for i, p in enumerate(scenarios)]
+    recognizer (default: the configured one); `options`: its settings changed, as `bench accuracy --option`."""
+    tasks = [(str(p), c, seed + i, engine, options) for c in conditions for i, p in enumerate(scenarios)]
     started = time.perf_counter()
     results: list[SessionResult] = []
     rows: list[Row] = []
