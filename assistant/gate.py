@@ -95,11 +95,15 @@ class SelfHearingGate:
 
     def intervals(self) -> list[tuple[float, float]]:
         """The voice intervals with margins; a voice still playing runs to infinity."""
+        return [(s - self.margin_before, e + self.margin_after) for s, e in self._voiced()]
+
+    def _voiced(self) -> list[tuple[float, float]]:
+        """The voice intervals as marked, in order; a voice still playing runs to infinity."""
         with self._lock:
             spans = list(self._closed)
             if self._open is not None:
                 spans.append((self._open, math.inf))
-        return [(s - self.margin_before, e + self.margin_after) for s, e in sorted(spans)]
+        return sorted(spans)
 
     # ----- the listening side ------------------------------------------------------------------
 
@@ -120,7 +124,7 @@ class SelfHearingGate:
         way) is unsure: the caller talked over it (`filter` kept those frames), and our words may be in it."""
         if utterance.role not in self.roles or utterance.uncertain:
             return utterance
-        spans = [(s + self.margin_before, e - self.margin_after + DELAY) for s, e in self.intervals()]
+        spans = [(s, e + DELAY) for s, e in self._voiced()]
         if any(s < utterance.end and utterance.start < e for s, e in spans):
             return replace(utterance, uncertain=True)
         return utterance
