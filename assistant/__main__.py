@@ -75,6 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     listen.add_argument("--floor-device", help="input device of the floor microphone, or 'right' for the right channel")
     listen.add_argument("--voice", choices=["auto", "live", "wav", "silent"], help="where prompts go")
     listen.add_argument("--voice-device", help="output device for the prompts (the caller's earpiece or the hall)")
+    listen.add_argument(
+        "--device-rate",
+        type=int,
+        metavar="HZ",
+        help="record the devices at this rate, converted to 16 kHz (default: 16 kHz if they take it, else theirs)",
+    )
+    listen.add_argument(
+        "--timings",
+        type=Path,
+        metavar="FILE",
+        help="write each hearing's end of speech and the device time of its verdict to FILE (JSON lines)",
+    )
     _record_flags(listen)
     _engine_flags(listen)
 
@@ -124,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--session", type=Path, help="replay a recorded session (WAV or script) into the console")
     serve.add_argument("--realtime", action="store_true", help="replay --session at the pace it was recorded")
     serve.add_argument("--live", action="store_true", help="follow the microphone(s) as `listen` does")
+    serve.add_argument("--caller-device", help="with --live: input device of the caller's microphone")
+    serve.add_argument(
+        "--floor-device", help="with --live: input device of the floor microphone, or 'right' for the right channel"
+    )
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
     serve.add_argument("--db", type=Path, help="SQLite record to write")
     _engine_flags(serve)
@@ -142,6 +158,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "audio",
         caller_device=getattr(args, "caller_device", None),
         floor_device=getattr(args, "floor_device", None),
+        device_rate=getattr(args, "device_rate", None),
     )
     return settings
 

@@ -8,18 +8,18 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TextIO
 
-from .audio import RATE, AudioChunk, AudioError, MicrophoneSource, microphones, read_wav
+from .audio import RATE, AudioChunk, AudioError, Devices, FileSource, MicrophoneSource, read_wav
 from .engines import EngineError
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
-from .hall.stream import Progress, WavStream, with_progress
 from .messages import (
     GamePlan,
     GameStart,
@@ -29,6 +29,7 @@ from .messages import (
     Role,
     SessionEnd,
     StepChanged,
+    Tick,
     Utterance,
     end_of,
     time_of,
@@ -44,11 +45,11 @@ from .pipeline import (
     program_games,
     recognizer_from,
     recognizers_for,
-    recording_chunks,
     role_intents,
     step_follower,
 )
 from .procedure import RuleError, RulePack, write_diagram
+from .progress import Progress, with_progress
 from .report import json_extras, render_csv, render_html, render_json, render_text
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
@@ -201,17 +202,11 @@ def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
 
 
 def _open_audio(path: Path, progress: bool) -> tuple[Iterator[tuple[AudioChunk, ...]], int, float]:
-    """A recording as lock-step chunks of its channels: 16-bit files stream block by block (steady memory on
-    a four-hour occasion, with a progress bar on stderr); other sample widths are read whole and converted."""
-    try:
-        stream = WavStream(path)
-    except AudioError as exc:
-        if "16-bit" not in str(exc):
-            raise
-        recording = read_wav(path)
-        return recording_chunks(recording), len(recording.channels), recording.duration
-    chunks = with_progress(stream, Progress(stream.duration)) if progress else stream.chunks()
-    return chunks, stream.channels, stream.duration
+    """A recording as lock-step chunks of its channels, read block by block (steady memory on a four-hour
+    occasion, with a progress bar on stderr)."""
+    source = FileSource(path)
+    chunks = with_progress(source, Progress(source.duration)) if progress else source.steps()
+    return chunks, source.channels, source.duration
 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
@@ -339,7 +334,10 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         inputs = lockstep_inputs(
             hall.start(gate, at), hall.recognizers, grammar, due=lambda: session.procedure.next_due
         )
-        heard = (gate.doubt(i) if isinstance(i, Utterance) else i for i in inputs)
+        heard: Iterator[Utterance | Tick] = (gate.doubt(i) if isinstance(i, Utterance) else i for i in inputs)
+        if args.timings is not None:
+            timings = run.stack.enter_context(open(args.timings, "w", encoding="utf-8"))  # noqa: SIM115
+            heard = _timed(heard, hall.now, timings)
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
             with suppress(KeyboardInterrupt):
@@ -353,6 +351,18 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if session.has_findings() else 0
 
 
+def _timed(items: Iterator[Utterance | Tick], now: Callable[[], float], out: TextIO) -> Iterator[Utterance | Tick]:
+    """The items as they come; for each hearing, a JSON line with its end of speech and the device time its
+    verdict is made at (the procedure takes it as soon as it is given out)."""
+    for item in items:
+        if isinstance(item, Utterance):
+            row = {"role": item.role.value, "start": round(item.start, 3), "end": round(item.end, 3)}
+            row |= {"verdict": round(now(), 3), "uncertain": item.uncertain, "text": item.text}
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+        yield item
+
+
 RESUME_GAP = 1.0
 """Seconds of stream time put between what the record of a killed `listen` holds and what `--resume` hears: the
 time it was down is not known, and it stands in the record as an unsure hearing of every channel."""
@@ -363,37 +373,39 @@ class _Microphones:
     recorded, so a missing device stops `listen` with nothing written."""
 
     def __init__(self, settings: Settings, grammar: Grammar) -> None:
-        floor = settings.audio.floor_device
+        audio = settings.audio
+        floor = audio.floor_device
+
+        def device(name: str | None, channels: int) -> MicrophoneSource:
+            return MicrophoneSource(name, channels, rate=audio.device_rate, max_behind=audio.max_behind)
+
         if floor == "right":  # one device, two channels: left the caller, right the floor
-            self.sources = [MicrophoneSource(settings.audio.caller_device, channels=2)]
+            sources = [device(audio.caller_device, 2)]
         else:
-            self.sources = [MicrophoneSource(settings.audio.caller_device, channels=1)]
+            sources = [device(audio.caller_device, 1)]
             if floor:
-                self.sources.append(MicrophoneSource(floor, channels=1))
-        self.roles = (Role.CALLER, Role.FLOOR)[: sum(s.channels for s in self.sources)]
+                sources.append(device(floor, 1))
+        self.devices = Devices(sources)
+        self.roles = (Role.CALLER, Role.FLOOR)[: self.devices.channels]
         self.recognizers: list[Recognizer] = []
         for role in self.roles:
             recognizer = recognizer_from(settings, grammar)
             recognizer.set_step(role_intents(grammar, role))
             self.recognizers.append(recognizer)
-        self._steps: Generator[tuple[AudioChunk, ...], None, None] | None = None
 
     def now(self) -> float:
         """The caller's device clock: seconds it has delivered (stream time)."""
-        return self.sources[0].now()
+        return self.devices.now()
 
     def close(self) -> None:
         """Stop the devices (the stream of `start` ends)."""
-        if self._steps is not None:
-            self._steps.close()
-        for source in self.sources:
-            source.close()
+        self.devices.close()
 
     def start(self, gate: SelfHearingGate | None = None, at: float = 0.0) -> Iterator[tuple[AudioChunk, ...]]:
         """The devices started, delivering, on one clock from `at`. With a `gate`, what the gated channels pick up
         while our own voice plays (and its echo dies away) is silenced before it is heard, unless the caller talks
         over it: the hall's speakers are not the caller, and the caller's words after the echo stand alone."""
-        steps = self._steps = microphones(self.sources, start=at)
+        steps = self.devices.steps(at)
         if gate is not None:
             steps = (
                 tuple(
@@ -497,24 +509,41 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     source = str(args.session.resolve()) if args.session is not None else "console"
     run = _Run(settings, grammar, source=source, printer=True)
     sessions: list[Session] = []
+    # the microphones started before anything is recorded (a missing device stops serve with nothing written),
+    # and their clock the hub's: a ball keyed on the page and a call heard at that moment get one time
+    hall = _Microphones(settings, grammar) if args.live else None
+    steps = hall.start() if hall is not None else None
+    recording = read_wav(args.session) if args.session is not None and _is_wav(args.session) else None
+    recognizers = (
+        hall.recognizers
+        if hall is not None
+        else recognizers_for(len(recording.channels), settings, grammar)
+        if recording is not None
+        else []
+    )
 
     def open_session(emit: Callable[[Output], None]) -> Session:
         run.open_store(args.db, resume=False)
         session = run.session()
         session.sinks.append(emit)
+        if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`
+            session.sinks.append(step_follower(recognizers, grammar))
         sessions.append(session)
         return session
 
-    hub = ConsoleHub(procedure_factory=open_session, grammar=grammar, prize_cap=settings.procedure.prize_cap)
+    hub = ConsoleHub(
+        procedure_factory=open_session,
+        grammar=grammar,
+        prize_cap=settings.procedure.prize_cap,
+        clock=hall.now if hall is not None else None,
+    )
     if run.store is not None and run.occasion_id is not None:
         hub.winner_sink = store_winners(run.store, run.occasion_id)
     plans = plans_from(args.plan)
 
     def speech() -> None:
         if args.session is not None:
-            if _is_wav(args.session):
-                recording = read_wav(args.session)
-                recognizers = recognizers_for(len(recording.channels), settings, grammar)
+            if recording is not None:
                 items: Iterable[Input] = inputs_from_recording(recording, recognizers, grammar, plans)
             else:
                 items = _script_inputs(args.session, grammar)
@@ -524,9 +553,9 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                     at = time_of(item)
                     time.sleep(max(0.0, at - (time.monotonic() - started)))
                 hub.feed(item)
-        elif args.live:
+        elif hall is not None and steps is not None:
             due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
-            for item in _live_inputs(settings, grammar, plans, due):
+            for item in _live_inputs(steps, hall.recognizers, grammar, plans, due):
                 hub.feed(item)
         elif plans:
             hub.feed(GameStart(0.0, plans[0]))
@@ -535,7 +564,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     feeder.start()
     print(f"console: http://{args.host}:{args.port}/  (flashboard: /flashboard); Ctrl-C stops", file=sys.stderr)
     try:
-        serve_console(hub, args.host, args.port)
+        with suppress(KeyboardInterrupt):  # Ctrl-C stops the console (uvicorn raises it again once it has shut down)
+            serve_console(hub, args.host, args.port)
     finally:
         if sessions:
             hub.on_desk(lambda: run.finish(sessions[0], None))
@@ -545,9 +575,12 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _live_inputs(
-    settings: Settings, grammar: Grammar, plans: Sequence[GamePlan], due: Callable[[], float | None]
+    steps: Iterator[tuple[AudioChunk, ...]],
+    recognizers: Sequence[Recognizer],
+    grammar: Grammar,
+    plans: Sequence[GamePlan],
+    due: Callable[[], float | None],
 ) -> Iterator[Input]:
-    """Speech recognized from the microphone(s) as it comes, the games of the program as it shows them, and time
-    passing when the procedure's next window (`due()`) closes."""
-    hall = _Microphones(settings, grammar)
-    yield from program_games(lockstep_inputs(hall.start(), hall.recognizers, grammar, due=due), plans)
+    """Speech recognized from the started microphone(s) (`_Microphones.start`) as it comes, the games of the
+    program as it shows them, and time passing when the procedure's next window (`due()`) closes."""
+    yield from program_games(lockstep_inputs(steps, recognizers, grammar, due=due), plans)

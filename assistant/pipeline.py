@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from .audio import AudioChunk, Recording, chunks
+from .audio import AudioChunk, Recording, RecordingSource
 from .engines import WHISPER_ENGINES, make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
@@ -342,7 +342,7 @@ def lockstep_inputs(
 
 
 def recording_chunks(recording: Recording, chunk_seconds: float = 0.1) -> Iterator[tuple[AudioChunk, ...]]:
-    return zip(*(chunks(channel, chunk_seconds) for channel in recording.channels), strict=False)
+    return RecordingSource(recording, chunk_seconds).steps()
 
 
 def utterances_from_recording(

@@ -77,6 +77,12 @@ class AudioConfig:
     """Input device of the caller's microphone."""
     floor_device: str | None = None
     """Input device of the floor employee's microphone; None: none, or the right channel of the caller's."""
+    device_rate: int | None = None
+    """Sample rate to record the devices at, converted to 16 kHz as they stream; None: 16 kHz if the device
+    takes it, else its own rate."""
+    max_behind: float = 10.0
+    """Seconds of audio held for listening that has fallen behind the devices; beyond that it is dropped (and the
+    gap marked in the record), so the verdicts never fall further behind the hall."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,12 @@ def _coerce(section: str, name: str, current: Any, value: Any, base: Path) -> An
         if not isinstance(value, list):
             raise SettingsError(f"[{section}] {name} must be a list")
         return frozenset(str(v) for v in value)
+    if name == "device_rate":  # a rate, or 0/"" for the device's choice
+        if value in (0, "", None):
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise SettingsError(f"[{section}] {name} must be a sample rate in Hz (0: the device's choice)")
+        return value
     if isinstance(current, bool):
         return bool(value)
     if isinstance(current, int) and not isinstance(value, bool):

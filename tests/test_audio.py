@@ -10,7 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.audio import RATE, AudioError, MicrophoneSource, chunks, from_samples, read_wav, write_wav
+from assistant.audio import (
+    RATE,
+    AudioError,
+    FileSource,
+    MicrophoneSource,
+    chunks,
+    from_samples,
+    read_wav,
+    write_wav,
+)
+from assistant.audio.device import _Resampler, _Teller, _ZeroRuns
 from assistant.bench import hallset, real
 from assistant.endpoint import HALL_CUTTING, Endpointer, EndpointSettings
 from assistant.grammar import Grammar
@@ -212,3 +222,78 @@ def test_endpointer_keeps_each_saying_whole_in_real_babble() -> None:
     sayings = len(stream.segments)
     assert _whole(stream, HALL_CUTTING) >= sayings - 1
     assert _whole(stream, EndpointSettings()) <= sayings * 0.8
+
+
+def test_a_file_source_converts_other_rates_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    t = np.arange(44100 * 2) / 44100
+    tone = (np.sin(2 * np.pi * 440 * t) * 8000).astype(np.int16)
+    wav = tmp_path / "cd.wav"
+    write_wav(wav, np.stack([tone, tone // 2], axis=1), rate=44100)
+    pieces = list(FileSource(wav).steps())
+    left = np.concatenate([p[0].samples for p in pieces])
+    assert len(left) == pytest.approx(32000, abs=2)
+    assert np.abs(left - read_wav(wav).channels[0]).max() < 200
+    text = tmp_path / "notes.wav"
+    text.write_text("not audio", encoding="utf-8")
+    with pytest.raises(AudioError, match="not a PCM WAV"):
+        FileSource(text)
+    with pytest.raises(AudioError, match="no such file"):
+        FileSource(tmp_path / "missing.wav")
+
+
+def test_a_file_source_streams_24_bit_audio_as_read_wav_reads_it(tmp_path: Path) -> None:
+    t = np.arange(16000 * 3) / 16000
+    tone = np.sin(2 * np.pi * 300 * t) * 0.5
+    wav = tmp_path / "24bit.wav"
+    as_int = np.round(tone * (2**23 - 1)).astype(np.int32)
+    packed = np.stack([as_int & 0xFF, (as_int >> 8) & 0xFF, (as_int >> 16) & 0xFF], axis=1).astype(np.uint8)
+    with wave.open(str(wav), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(3)
+        w.setframerate(16000)
+        w.writeframes(packed.tobytes())
+    source = FileSource(wav, block_seconds=1.0)
+    streamed = np.concatenate([step[0].samples for step in source.steps()])
+    assert np.array_equal(streamed, read_wav(wav).channels[0])
+    assert source.now() == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("rate", [48000, 44100, 8000])
+def test_a_device_at_another_rate_is_converted_block_by_block_without_steps(rate: int) -> None:
+    t = np.arange(rate * 2) / rate
+    tone = np.round(np.sin(2 * np.pi * 440 * t) * 8000).astype(np.int16)[:, None]
+    convert = _Resampler(rate, 1)
+    block = rate // 10 + 7  # blocks of no round size: the carry and the history are exercised
+    out = np.concatenate([convert(tone[i : i + block]) for i in range(0, len(tone), block)])[:, 0]
+    assert 32000 - 40 <= len(out) <= 32000  # all but the filter's delay, which waits for more input
+    want = np.sin(2 * np.pi * 440 * np.arange(len(out)) / RATE) * 8000  # output time is input time
+    assert np.abs(out[400:] - want[400:]).max() < 80
+
+
+def test_digital_silence_is_marked_only_after_sound_and_only_when_long_enough() -> None:
+    runs = _ZeroRuns()
+    zeros, noise = np.zeros(1600, np.int16), np.full(1600, 3, np.int16)
+    assert not runs.missing(zeros)  # a device that has not yet given sound is starting up
+    assert not runs.missing(noise)
+    short = noise.copy()
+    short[500:580] = 0  # 5 ms: a waveform's own zeros never last this long, but they are under the limit
+    assert not runs.missing(short)
+    long = noise.copy()
+    long[500:900] = 0  # 25 ms: a dropout
+    assert runs.missing(long)
+    assert not runs.missing(noise)
+    tail, head = noise.copy(), noise.copy()
+    tail[-200:], head[:200] = 0, 0  # 12.5 ms + 12.5 ms across a chunk edge
+    assert not runs.missing(tail)
+    assert runs.missing(head)
+    assert runs.missing(zeros) and runs.missing(zeros)  # a muted input stays marked
+
+
+def test_a_devices_trouble_is_told_once_then_counted() -> None:
+    lines: list[str] = []
+    say = _Teller(lines.append)
+    assert say("overrun", 1.0, "overran at 1.0 s")
+    assert not say("overrun", 3.0, "overran at 3.0 s") and not say("overrun", 9.0, "overran at 9.0 s")
+    assert say("silence", 9.5, "silence at 9.5 s")  # another kind is told at once
+    assert say("overrun", 12.0, "overran at 12.0 s")
+    assert lines == ["overran at 1.0 s", "silence at 9.5 s", "overran at 12.0 s (2 more like it since the last line)"]

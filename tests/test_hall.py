@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.audio import AudioError, from_samples, read_wav, write_wav
+from assistant.audio import FileSource, from_samples, read_wav, write_wav
 from assistant.bench.audio import Crowd, add_babble
 from assistant.grammar import Grammar
 from assistant.hall.check import check_chunks, check_recording, check_script
@@ -26,8 +26,8 @@ from assistant.hall.render import (
     speech_power,
 )
 from assistant.hall.scenarios import SCENARIO_DIR, plans_of
-from assistant.hall.stream import Progress, WavStream, with_progress
 from assistant.messages import Finding, Severity, Utterance
+from assistant.progress import Progress, with_progress
 from assistant.script import parse_plan, parse_script, read_script
 from assistant.settings import Settings, load_settings
 
@@ -166,8 +166,8 @@ def test_stream_reads_a_wav_chunk_by_chunk_with_a_progress_bar(
     rendering = render(items, seed=2)
     wav = tmp_path / "hall.wav"
     write_wav(wav, rendering.samples)
-    stream = WavStream(wav, block_seconds=2.0)
-    pieces = list(stream.chunks())
+    stream = FileSource(wav, block_seconds=2.0)
+    pieces = list(stream.steps())
     assert {len(p[0].samples) for p in pieces[:-1]} == {1600}
     whole = read_wav(wav)
     for c in (CALLER, FLOOR):
@@ -175,11 +175,9 @@ def test_stream_reads_a_wav_chunk_by_chunk_with_a_progress_bar(
     assert pieces[10][0].start == pytest.approx(1.0)
 
     out = io.StringIO()
-    stream = WavStream(wav, block_seconds=2.0)
+    stream = FileSource(wav, block_seconds=2.0)
     progress = Progress(stream.duration, out=out, every=0.0)
-    streamed = check_chunks(
-        with_progress(stream, progress), 2, plans_of(path), settings, grammar, lambda: stream.seconds_read
-    )
+    streamed = check_chunks(with_progress(stream, progress), 2, plans_of(path), settings, grammar, stream.now)
     done = [d for d, _, _ in progress.samples]
     assert done == sorted(done) and done[-1] == pytest.approx(whole.duration)
     bar = out.getvalue()
@@ -189,23 +187,6 @@ def test_stream_reads_a_wav_chunk_by_chunk_with_a_progress_bar(
     said = [(u.role, u.text, round(u.start, 2)) for u in streamed.inputs if isinstance(u, Utterance)]
     assert said == [(u.role, u.text, round(u.start, 2)) for u in recorded.inputs if isinstance(u, Utterance)]
     assert violations(streamed.occasion.all_findings()) == Counter()
-
-
-def test_stream_converts_other_rates_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
-    t = np.arange(44100 * 2) / 44100
-    tone = (np.sin(2 * np.pi * 440 * t) * 8000).astype(np.int16)
-    wav = tmp_path / "cd.wav"
-    write_wav(wav, np.stack([tone, tone // 2], axis=1), rate=44100)
-    pieces = list(WavStream(wav).chunks())
-    left = np.concatenate([p[0].samples for p in pieces])
-    assert len(left) == pytest.approx(32000, abs=2)
-    assert np.abs(left - read_wav(wav).channels[0]).max() < 200
-    text = tmp_path / "notes.wav"
-    text.write_text("not audio", encoding="utf-8")
-    with pytest.raises(AudioError, match="not a PCM WAV"):
-        WavStream(text)
-    with pytest.raises(AudioError, match="no such file"):
-        WavStream(tmp_path / "missing.wav")
 
 
 def test_a_call_drowned_in_babble_makes_no_uncalled_winning_number_violation(

@@ -57,6 +57,8 @@ def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_pa
         ("[voice]\nspeed = 1\n", "unknown setting"),
         ("[voice]\nrate = 'fast'\n", "must be a number"),
         ("[voice\n", "not valid TOML"),
+        ("[audio]\ndevice_rate = 'fast'\n", "must be a sample rate"),
+        ("[audio]\ndevice_rate = -8000\n", "must be a sample rate"),
     ],
 )
 def test_a_bad_hall_file_fails_with_one_line(tmp_path: Path, text: str, message: str) -> None:
@@ -69,3 +71,12 @@ def test_a_bad_hall_file_fails_with_one_line(tmp_path: Path, text: str, message:
 def test_a_missing_hall_file_fails_with_one_line(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="cannot read config"):
         load_settings(tmp_path / "nope.toml")
+
+
+def test_a_hall_sets_the_devices_rate_and_how_far_listening_may_fall_behind(tmp_path: Path) -> None:
+    assert load_settings().audio.device_rate is None  # 0 in the bundled file: the device's choice
+    assert load_settings().audio.max_behind == 10.0
+    hall = tmp_path / "hall.toml"
+    hall.write_text("[audio]\ndevice_rate = 48000\nmax_behind = 4\n", encoding="utf-8")
+    settings = load_settings(hall)
+    assert settings.audio.device_rate == 48000 and settings.audio.max_behind == 4.0

@@ -1,4 +1,4 @@
-"""python -m assistant.hall bench [--quick] | long [--minutes N]: the hall-audio benchmarks (print tables)."""
+"""python -m assistant.hall bench [--quick] | long [--minutes N] [--live]: the hall-audio benchmarks (print tables)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     long.add_argument("--seed", type=int, default=0)
     long.add_argument("--snr", type=float, default=20.0, help="babble level in dB (default 20)")
     long.add_argument("--clean", action="store_true", help="no babble (room noise only)")
+    long.add_argument(
+        "--live",
+        action="store_true",
+        help="play it in real time into a virtual hall's two microphones and follow it with `listen` "
+        "(memory, CPU, latency on the device clock); takes as long as the occasion",
+    )
     args = parser.parse_args(argv)
     if args.verb == "bench":
         names = list(QUICK) if args.quick and not args.scenario else args.scenario
@@ -69,9 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             options=tuple(args.option),
         )
         return 0
-    from .long import long_benchmark
+    from .long import long_benchmark, long_live
 
-    long_benchmark(minutes=args.minutes, seed=args.seed, snr_db=None if args.clean else args.snr)
+    snr = None if args.clean else args.snr
+    if args.live:
+        long_live(minutes=args.minutes, seed=args.seed, snr_db=snr)
+    else:
+        long_benchmark(minutes=args.minutes, seed=args.seed, snr_db=snr)
     return 0
 
 

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,9 @@ class Device:
     name: str
     channels: int = 1
     description: str = ""
+    self_noise_db: float | None = None
+    """A microphone's own noise, dBFS RMS, always under what is played into it (a real input never gives exact
+    zeros: digital silence is a dropout or a muted input, see `mute`); None: none (a loudspeaker)."""
 
 
 class VirtualHall:
@@ -90,6 +93,33 @@ class VirtualHall:
                 log = (folder / "pulseaudio.log").read_text(errors="replace").strip().splitlines()
                 raise DeviceError(f"PulseAudio did not start: {log[-1] if log else 'no output'}")
             time.sleep(0.05)
+        self._hissing = threading.Event()
+        self._hissing.set()
+        for d in devices:
+            if d.self_noise_db is not None:
+                self._hiss(d, d.self_noise_db)
+
+    def _hiss(self, d: Device, level_db: float) -> None:
+        """Play the device's own noise into it for as long as the hall runs."""
+        player = subprocess.Popen(
+            [*self._pacat("--playback", d.name, d.channels, RATE), "--latency-msec=100"],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self._players.append(player)
+        rng = np.random.default_rng(len(self._players))
+        scale = 32768 * 10 ** (level_db / 20)
+
+        def feed() -> None:
+            assert player.stdin is not None
+            while self._hissing.is_set():
+                block = np.round(rng.normal(0.0, scale, (RATE // 10, d.channels)))
+                try:
+                    player.stdin.write(np.clip(block, -32768, 32767).astype("<i2").tobytes())
+                except (BrokenPipeError, ValueError, OSError):
+                    return
+
+        threading.Thread(target=feed, name=f"hiss-{d.name}", daemon=True).start()
 
     def _alsa(self) -> str:
         out = [f"<{ALSA_CONFIG}>"]
@@ -111,22 +141,27 @@ class VirtualHall:
     def play(self, device: str, samples: np.ndarray, rate: int = RATE) -> subprocess.Popen[bytes]:
         """Start playing int16 `samples` (frames x channels, or mono) into `device` in real time; returns
         the player, whose exit is the end of playback."""
-        d = self._device(device)
         frames = np.asarray(samples, dtype=np.int16).reshape(len(samples), -1)
-        if frames.shape[1] != d.channels:
-            raise DeviceError(f"{device} has {d.channels} channel(s); got {frames.shape[1]}")
+        if frames.shape[1] != self._device(device).channels:
+            raise DeviceError(f"{device} has {self._device(device).channels} channel(s); got {frames.shape[1]}")
+        return self.play_blocks(device, [frames], rate)
+
+    def play_blocks(self, device: str, blocks: Iterable[np.ndarray], rate: int = RATE) -> subprocess.Popen[bytes]:
+        """As `play`, for audio made or read as it plays (hours of it): int16 blocks of frames x channels (or
+        mono, for a one-channel device)."""
+        d = self._device(device)
         player = subprocess.Popen(
             [*self._pacat("--playback", device, d.channels, rate), "--latency-msec=50"],
             stdin=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
         self._players.append(player)
-        data = frames.astype("<i2").tobytes()
 
         def feed() -> None:
             assert player.stdin is not None
             try:
-                player.stdin.write(data)
+                for block in blocks:
+                    player.stdin.write(np.asarray(block, dtype=np.int16).astype("<i2").tobytes())
                 player.stdin.close()
             except (BrokenPipeError, ValueError):
                 pass
@@ -192,6 +227,10 @@ class VirtualHall:
         """The device delivers again."""
         self._pactl("suspend-sink", self._device(device).name, "0")
 
+    def mute(self, device: str, muted: bool = True) -> None:
+        """The device goes on delivering, but exact zeros: a dropout, or the input's mute button."""
+        self._pactl("set-sink-mute", self._device(device).name, "1" if muted else "0")
+
     def _pactl(self, *args: str) -> str:
         result = subprocess.run(["pactl", f"--server={self.server}", *args], capture_output=True, text=True, timeout=30)
         if result.returncode != 0:
@@ -227,6 +266,7 @@ class VirtualHall:
 
     def close(self) -> None:
         """Stop every player and the server."""
+        self._hissing.clear()
         for p in self._players:
             if p.poll() is None:
                 p.kill()

@@ -2,30 +2,40 @@
 
 The occasion is generated (never committed): compliant regular games of many balls, rendered game by game and
 appended to a stereo WAV in a temporary directory. The check then runs in a fresh process, which reads the
-WAV with `WavStream`, draws a progress bar on stderr and samples its memory; the table gives the real-time
+WAV with `FileSource`, draws a progress bar on stderr and samples its memory; the table gives the real-time
 factor, memory over time and the findings next to those of the occasion's own script.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
 import random
 import resource
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import wave
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ..audio import FileSource
 from ..grammar import Grammar
-from ..messages import Ball, Input, Severity
+from ..messages import Ball, Input, OccasionRecord, Severity
+from ..progress import Progress, rss_mb, with_progress
 from ..script import parse_plan, parse_script
-from ..settings import Settings, load_settings
+from ..settings import ROOT, Settings, load_settings
+from ..store import Store, occasion_record
 from .check import check_chunks, check_script
+from .devices import Device, VirtualHall
 from .render import TUNING_VOICES, HallVoices, in_babble, render
-from .stream import Progress, WavStream, rss_mb, with_progress
 
 BALL_SECONDS = 12.0
 """A ball every 12 s, its second saying 3 s later (the pace the scenario library is written at)."""
@@ -125,7 +135,7 @@ class LongFigures:
 def _child(wav: str, plans_text: str, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     settings = load_settings()
     grammar = Grammar.load(settings.recognizer.grammar)
-    stream = WavStream(Path(wav))
+    stream = FileSource(Path(wav))
     progress = Progress(stream.duration)
     wall, cpu = time.perf_counter(), time.process_time()
     result = check_chunks(
@@ -134,7 +144,7 @@ def _child(wav: str, plans_text: str, out: multiprocessing.Queue) -> None:  # ty
         parse_plan(plans_text),
         settings,
         grammar,
-        lambda: stream.seconds_read,
+        stream.now,
     )
     out.put(
         LongFigures(
@@ -186,3 +196,165 @@ def long_benchmark(minutes: float = 30.0, seed: int = 0, snr_db: float | None = 
     for clause, code, severity, at, heard in figures.findings:
         print(f"  {at:8.1f} {clause} {code} [{severity}] heard={heard!r}")
     return figures
+
+
+@dataclass
+class LiveFigures:
+    """What `listen` did over a long occasion played into the virtual hall's devices in real time."""
+
+    duration: float
+    wall: float
+    cpu: float
+    """CPU seconds of the `listen` process (every thread: both channels' recognizers)."""
+    memory: list[tuple[float, float]]
+    """(seconds since the occasion began playing, RSS MB of `listen`), every `SAMPLE_EVERY` seconds."""
+    latencies: list[tuple[float, float]]
+    """(end of speech, seconds from it to the verdict), both on the device clock, per hearing."""
+    told: list[str]
+    """What `listen` said about the devices ("audio: ..." lines)."""
+    findings: list[tuple[str, str, str, float, str]]
+    games: int
+    calls: int
+
+    def growth_per_hour(self, settle: float = 300.0) -> float:
+        """RSS growth in MB per hour after the first `settle` seconds (least squares)."""
+        points = [(t, mb) for t, mb in self.memory if t >= settle] or self.memory
+        if len(points) < 2:
+            return 0.0
+        t, mb = np.array(points).T
+        return float(np.polyfit(t / 3600.0, mb, 1)[0])
+
+
+SAMPLE_EVERY = 10.0
+"""Seconds between two samples of `listen`'s memory and CPU."""
+
+
+def _proc(pid: int) -> tuple[float, float]:
+    """(RSS MB, CPU seconds) of a process, from /proc."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        rss = next((int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:")), 0.0)
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return rss, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def long_live(minutes: float = 30.0, seed: int = 0, snr_db: float | None = 20.0) -> LiveFigures:
+    """The occasion played in real time into a virtual hall's two microphones (`devices.VirtualHall`), followed
+    by `bingo-assistant listen` with the default engine; prints the table and returns the figures."""
+    settings: Settings = load_settings()
+    grammar = Grammar.load(settings.recognizer.grammar)
+    with tempfile.TemporaryDirectory(prefix="bingo-long-live-") as folder:
+        tmp = Path(folder)
+        made = time.perf_counter()
+        occasion = write_occasion(tmp / "occasion.wav", minutes, grammar, seed, snr_db)
+        print(f"rendered {occasion.duration / 60:.1f} min in {time.perf_counter() - made:.0f} s", file=sys.stderr)
+        plan, db, timings = tmp / "plan.txt", tmp / "live.db", tmp / "timings.jsonl"
+        plan.write_text(occasion.plans_text, encoding="utf-8")
+        noise = -80.0  # a microphone's own noise
+        devices = [
+            Device("caller_mic", 1, "caller microphone", noise),
+            Device("floor_mic", 1, "floor microphone", noise),
+        ]
+        args = ["--caller-device", "caller_mic", "--floor-device", "floor_mic", "--plan", str(plan), "--db", str(db)]
+        with VirtualHall(tmp / "hall", devices) as hall:
+            listen = subprocess.Popen(
+                [sys.executable, "-m", "assistant", "listen", *args, "--voice", "silent", "--timings", str(timings)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+                env=dict(os.environ, **hall.env),
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            )
+            assert listen.stderr is not None
+            said: list[str] = []
+            while not said or not said[-1].startswith("listening:"):
+                line = listen.stderr.readline()
+                if not line:
+                    raise RuntimeError("listen ended before it listened:\n" + "".join(said))
+                said.append(line)
+            reader = threading.Thread(target=lambda: said.extend(listen.stderr or []), daemon=True)
+            reader.start()
+
+            def channel(c: int) -> Iterator[np.ndarray]:
+                return (step[c].samples for step in FileSource(occasion.wav, chunk_seconds=0.5).steps())
+
+            started, cpu0 = time.monotonic(), _proc(listen.pid)[1]
+            players = [hall.play_blocks("caller_mic", channel(0)), hall.play_blocks("floor_mic", channel(1))]
+            memory: list[tuple[float, float]] = []
+            while any(p.poll() is None for p in players):
+                time.sleep(SAMPLE_EVERY)
+                rss, cpu = _proc(listen.pid)
+                at = time.monotonic() - started
+                memory.append((at, rss))
+                print(
+                    f"\r{at / 60:6.1f}/{occasion.duration / 60:.1f} min  RSS {rss:.0f} MB  "
+                    f"CPU {(cpu - cpu0) / max(at, 1e-9):.2f}x real time",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            time.sleep(5.0)  # the last words decoded
+            _, cpu = _proc(listen.pid)
+            wall = time.monotonic() - started
+            listen.send_signal(signal.SIGINT)
+            listen.wait(timeout=300)
+            reader.join(timeout=10)
+            print(file=sys.stderr)
+        record = _record(db)
+        rows = [json.loads(line) for line in timings.read_text(encoding="utf-8").splitlines() if line.strip()]
+    figures = LiveFigures(
+        duration=occasion.duration,
+        wall=wall,
+        cpu=cpu - cpu0,
+        memory=memory,
+        latencies=[(r["end"], r["verdict"] - r["end"]) for r in rows],
+        told=[line.rstrip() for line in said if line.startswith("audio: ")],
+        findings=[(f.clause, f.code, f.severity.value, round(f.time, 1), f.heard) for f in record.all_findings()],
+        games=len(record.games),
+        calls=sum(len(g.calls) for g in record.games),
+    )
+    _live_table(figures, occasion, settings, grammar)
+    return figures
+
+
+def _record(db: Path) -> OccasionRecord:
+    with Store.open(db, readonly=True) as store:
+        newest = store.latest_occasion()
+        if newest is None:
+            raise RuntimeError(f"listen recorded no occasion in {db}")
+        return occasion_record(store, newest)
+
+
+def _live_table(figures: LiveFigures, occasion: Occasion, settings: Settings, grammar: Grammar) -> None:
+    want = check_script(occasion.script_inputs, settings, grammar)
+    said_calls = sum(len(g.calls) for g in want.games)
+    want_v = sum(1 for f in want.all_findings() if f.severity is Severity.VIOLATION)
+    got_v = sum(1 for f in figures.findings if f[2] == "violation")
+    unsure = sum(1 for f in figures.findings if f[2] == "uncertain")
+    delays = np.array([d for _, d in figures.latencies]) if figures.latencies else np.zeros(1)
+    p50, p95 = np.percentile(delays, [50, 95])
+    d = figures.duration
+    dropped = sum(1 for line in figures.told if "behind" in line or "delivered nothing" in line)
+    print(
+        "| audio | games (script) | calls heard (script) | CPU, x real time | RSS first / last sample | RSS growth "
+        "per hour | latency p50 / p95 | device trouble told | violations (script) | violations (live) | uncertain |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    first, last = (figures.memory[0][1], figures.memory[-1][1]) if figures.memory else (0.0, 0.0)
+    print(
+        f"| {d / 60:.1f} min | {figures.games} ({len(want.games)}) | {figures.calls} ({said_calls}) "
+        f"| {figures.cpu / d:.3f} | {first:.0f} / {last:.0f} MB | {figures.growth_per_hour():+.1f} MB "
+        f"| {p50:.2f} / {p95:.2f} s | {len(figures.told)} ({dropped} gaps) | {want_v} | {got_v} | {unsure} |"
+    )
+    hours = int(d // 3600) + 1
+    if hours > 1:
+        for hour in range(hours):
+            inside = [x for end, x in figures.latencies if hour * 3600 <= end < (hour + 1) * 3600]
+            if inside:
+                q50, q95 = np.percentile(inside, [50, 95])
+                print(f"  hour {hour + 1}: {len(inside)} hearings, latency p50 {q50:.2f} s, p95 {q95:.2f} s")
+    for line in figures.told:
+        print(f"  {line}")
+    for clause, code, severity, at, heard in figures.findings:
+        print(f"  {at:8.1f} {clause} {code} [{severity}] heard={heard!r}")
