@@ -165,16 +165,6 @@ class SelfHearingGate:
             best = max(best, float(np.max(held[max(0, k - lag) : k + 1])))
         return best
 
-    def silence(self, samples: np.ndarray, start: float, rate: int) -> np.ndarray:
-        """A copy of one channel's audio (starting at `start` s) with the voice intervals set to zero."""
-        out = np.array(samples, copy=True)
-        for s, e in self.intervals():
-            i = max(0, round((s - start) * rate))
-            j = len(out) if math.isinf(e) else min(len(out), round((e - start) * rate))
-            if i < j:
-                out[i:j] = 0
-        return out
-
 
 def _held_power(samples: np.ndarray, rate: int) -> np.ndarray:
     """Power per FRAME of what we play, held through its reverberation (falling by HOLD_DECAY a frame) and

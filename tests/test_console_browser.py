@@ -7,7 +7,6 @@ Without them the tests skip with the reason shown; set BINGO_REQUIRE_BROWSER=1 (
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 from console_desk import Desk, desk_factory
+from rigs import chromium, missing_browser
 
 from assistant.console import ConsoleHub, make_server, store_winners
 from assistant.grammar import Grammar
@@ -25,31 +25,12 @@ from assistant.script import parse_script
 from assistant.settings import ROOT
 from assistant.store import Store
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
 
-def _missing_browser() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install playwright; the browser is Debian chromium)"
-    if not Path(CHROMIUM).exists():
-        return "Debian chromium is not installed (apt-get install -y chromium)"
-    return None
-
-
-_MISSING = _missing_browser()
+_MISSING = missing_browser()
 if _MISSING and os.environ.get("BINGO_REQUIRE_BROWSER"):
     raise RuntimeError(f"BINGO_REQUIRE_BROWSER is set but {_MISSING}")
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=f"browser test skipped: {_MISSING}")
@@ -87,12 +68,7 @@ class Hall:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from chromium()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -24,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rigs import HISS, chromium, virtual_hall
 
 from assistant.audio import read_wav
 from assistant.grammar import Grammar
-from assistant.hall.devices import Device, DeviceError, VirtualHall
+from assistant.hall.devices import Device, VirtualHall
 from assistant.messages import BoardKey, Role, Utterance
 from assistant.script import read_script
 from assistant.settings import ROOT
@@ -36,17 +36,7 @@ from assistant.store import Store
 pytestmark = pytest.mark.slow
 
 FIXTURES = ROOT / "audio_fixtures"
-DEVICES = [Device("caller_mic", 1, "caller microphone", -80.0), Device("floor_mic", 1, "floor microphone", -80.0)]
-"""Each with a microphone's own noise (-80 dBFS), as in test_live.py."""
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+DEVICES = [Device("caller_mic", 1, "caller microphone", HISS), Device("floor_mic", 1, "floor microphone", HISS)]
 CALLS = ["B7", "I22", "N38", "G51", "O64", "B12"]
 """What the caller of demo_game.wav calls, in order."""
 KEYED = "O72"
@@ -57,41 +47,14 @@ CLOCKS_AGREE = 0.75
 """Seconds a keyed ball's recorded time may differ from the device time of the moment it was keyed."""
 
 
-def _missing_browser() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install playwright; the browser is Debian chromium)"
-    if not Path(CHROMIUM).exists():
-        return "Debian chromium is not installed (apt-get install -y chromium)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    missing = _missing_browser()
-    if missing is not None:
-        if os.environ.get("BINGO_REQUIRE_BROWSER"):
-            pytest.fail(f"BINGO_REQUIRE_BROWSER is set but {missing}")
-        pytest.skip(f"browser test skipped: {missing}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtualHall]:
-    try:
-        server = VirtualHall(tmp_path_factory.mktemp("hall"), DEVICES)
-    except DeviceError as exc:
-        if os.environ.get("BINGO_REQUIRE_LIVE"):
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    with server:
-        yield server
+    yield from virtual_hall(tmp_path_factory.mktemp("hall"), DEVICES)
 
 
 def free_port() -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from crash_driver import run, session_script
+from rigs import CHROMIUM_ARGS
 
 from assistant.grammar import Grammar
 from assistant.messages import OccasionRecord
@@ -171,12 +172,7 @@ def test_html_prints_to_pdf_in_headless_chromium(db: Path, tmp_path: Path) -> No
             [
                 chromium,
                 "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
+                *CHROMIUM_ARGS,
                 f"--user-data-dir={profile}",
                 "--no-pdf-header-footer",
                 f"--print-to-pdf={pdf}",

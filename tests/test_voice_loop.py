@@ -126,16 +126,6 @@ def test_gate_while_the_voice_plays_and_after_it_stops() -> None:
     assert gate.intervals() == [(1.0, 2.5)]
 
 
-def test_gate_silences_the_voice_intervals_of_a_channel() -> None:
-    gate = SelfHearingGate(margin_before=0.0, margin_after=0.0)
-    gate.mark(1.0, 1.5)
-    audio = np.full(3 * RATE, 1000, dtype=np.int16)
-    quiet = gate.silence(audio, start=0.5, rate=RATE)
-    assert not quiet[int(0.5 * RATE) : int(1.0 * RATE)].any()
-    assert quiet[: int(0.5 * RATE)].all() and quiet[int(1.0 * RATE) :].all()
-    assert audio.all()  # the input is left alone
-
-
 def test_gate_filter_silences_the_echo_of_our_voice_and_keeps_the_caller_talking_over_it(
     fresh_voice: Pyttsx3Voice,
 ) -> None:

@@ -18,7 +18,14 @@ from assistant.endpoint import HALL_CUTTING
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
 from assistant.engines.whisper_decoder import WhisperDecoder
-from assistant.engines.whisper_engine import Reading, WhisperRecognizer, WhisperSettings, log_mel, mel_filters
+from assistant.engines.whisper_engine import (
+    Reading,
+    WhisperRecognizer,
+    WhisperSettings,
+    _Prompt,
+    log_mel,
+    mel_filters,
+)
 from assistant.engines.whisper_model import (
     WHISPER_BASE,
     SplitModel,
@@ -483,3 +490,18 @@ def test_a_free_sentence_that_loops_on_one_word_bears_no_phrase_out() -> None:
     assert loops("i i i i the i i")
     assert not loops("an error has been made i am reading the correct number please correct your card")
     assert not loops("no no no")  # too short to tell
+
+
+def test_a_hearing_made_of_the_prompts_own_words_is_put_to_the_yardstick() -> None:
+    """Words of a phrase the prompt says, heard on their own (the A(5) sentence's middle, which is a paraphrase
+    by itself), are the prompt's as much as the whole phrase would be: they must be borne out by the decoder
+    prompted without that phrase (in the hall bench, "I nineteen" after the A(5) sentence was heard as a sure
+    "i am reading the correct number": a false A(3))."""
+    sentence = "an error has been made i am reading the correct number please correct your card"
+    a5 = tuple(sentence.split(" "))
+    prompt = _Prompt((1, 2, 3), frozenset(), frozenset({"bingo", "error-correction"}), (("error-correction", a5),))
+    assert prompt.echoed("i am reading the correct number") == {"error-correction"}
+    assert prompt.echoed("please correct your card") == {"error-correction"}
+    assert prompt.echoed("i nineteen") == frozenset()
+    assert prompt.echoed("the correct card") == frozenset()  # the prompt's words, but not in a row
+    assert prompt.echoed("correct") == frozenset()  # one word is no echo

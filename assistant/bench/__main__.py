@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..engines import ENGINES
-from .accuracy import BABBLES, SNRS, BenchError, Plan, engine_options, report, run
+from .accuracy import BABBLES, SNRS, BenchError, Plan, add_option_flag, engine_options, report, run
 from .real import BABBLE_PARTS
 
 
@@ -51,18 +51,6 @@ def _babble(text: str) -> tuple[str, ...]:
     return (text,)
 
 
-def option(text: str) -> tuple[str, object]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"an engine option is [ENGINE:]GROUP.NAME=VALUE; got {text!r}")
-    for kind in (int, float):
-        try:
-            return key, kind(value)
-        except ValueError:
-            pass
-    return key, {"true": True, "false": False}.get(value.lower(), value)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assistant.bench", description=__doc__)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -102,12 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="noisereduce each stream first: nonstationary (default) | stationary, optionally :STRENGTH",
     )
-    acc.add_argument(
-        "--option",
-        type=option,
-        action="append",
-        default=[],
-        help="[ENGINE:]settings.NAME=VALUE or [ENGINE:]endpoint.NAME=VALUE: a field of the engine's settings",
+    add_option_flag(
+        acc, "[ENGINE:]settings.NAME=VALUE or [ENGINE:]endpoint.NAME=VALUE: a field of the engine's settings"
     )
     acc.add_argument("--workers", type=int, default=2)
     acc.add_argument("--seed", type=int, default=7)
@@ -132,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="the real speakers of the crowd: all, train or test (test: the half the hall model never trained in)",
     )
-    hall.add_argument("--option", type=option, action="append", default=[], help="as for accuracy")
+    add_option_flag(hall, "as for accuracy")
     hall.add_argument("--seed", type=int, default=7)
     hall.add_argument("--out", type=Path, default=None, help="also write the table (markdown) to this file")
     hall.add_argument("--dump", type=Path, default=None, help="append every hearing, its features and truth (JSONL)")
@@ -143,13 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     cuts.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
     cuts.add_argument("--calls", type=int, default=15, help="balls per voice, each said twice")
     cuts.add_argument("--babble", choices=BABBLE_PARTS, default="train", help="as for hall (default: train)")
-    cuts.add_argument(
-        "--option",
-        type=option,
-        action="append",
-        default=[],
-        help="endpoint.NAME=VALUE: a third row, the hall cutting with these changes",
-    )
+    add_option_flag(cuts, "endpoint.NAME=VALUE: a third row, the hall cutting with these changes")
     cuts.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     if args.bench == "hall":

@@ -11,6 +11,7 @@ cut out perfectly and decoded one by one give the acoustic ceiling.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import importlib
 import json
@@ -314,6 +315,24 @@ def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str,
         return {group: kinds[group](**values) for group, values in grouped.items()}
     except (TypeError, ValueError) as exc:
         raise BenchError(f"bad option for {engine}: {exc}") from exc
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """`[ENGINE:]GROUP.NAME=VALUE` (a benchmark's `--option`) -> (key, value as int, float, bool or text)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"an engine option is [ENGINE:]GROUP.NAME=VALUE; got {text!r}")
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, {"true": True, "false": False}.get(value.lower(), value)
+
+
+def add_option_flag(parser: argparse.ArgumentParser, help: str) -> None:
+    """The benchmarks' repeatable `--option` (parsed by `parse_option`, checked by `check_options`)."""
+    parser.add_argument("--option", type=parse_option, action="append", default=[], help=help)
 
 
 def check_options(engines: Sequence[str], options: Iterable[tuple[str, Any]]) -> None:

@@ -328,6 +328,20 @@ class _Prompt:
     calls: frozenset[int]
     phrases: frozenset[str] = frozenset()
     """The intents whose words the prompt says (" Bingo!", the rule's phrases of the step)."""
+    sentences: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each of those intents with the words the prompt says for it."""
+
+    def echoed(self, text: str) -> frozenset[str]:
+        """The intents whose words in the prompt hold all of `text`, two words or more in a row: a hearing made of
+        the prompt's own words ("i am reading the correct number", inside the A(5) sentence the prompt says) may
+        be the prompt writing itself, whatever intent those words make on their own (here a paraphrase)."""
+        words = tuple(text.split())
+        n = len(words)
+        if n < 2:
+            return frozenset()
+        return frozenset(
+            intent for intent, said in self.sentences if any(said[i : i + n] == words for i in range(len(said) - n + 1))
+        )
 
 
 class WhisperRecognizer:
@@ -398,6 +412,7 @@ class WhisperRecognizer:
         for a hearing of one of them)."""
         phrases: list[str] = []
         primed: set[str] = set()
+        sentences: list[tuple[str, tuple[str, ...]]] = []
         budget = self.settings.prompt_phrase_tokens
         for name in intents:
             intent = self.grammar.known[name]
@@ -416,6 +431,7 @@ class WhisperRecognizer:
             budget -= cost
             phrases.append(sentence)
             primed.add(name)
+            sentences.append((name, tuple(sequence)))
         text = "".join(phrases)
         if "bingo" not in leave_out:
             text = " Bingo!" + text
@@ -425,7 +441,10 @@ class WhisperRecognizer:
             words = [f"{Ball(n).letter} {self.grammar.number_words(n).replace(' ', '-')}" for n in calls]
             said = text + (" " + ", ".join(words) + "." if words else "")
             ids: list[int] = self._tokenizer.encode(said, add_special_tokens=False).ids
-            prompts.append(_Prompt((self._previous, *ids, *self._start), frozenset(calls), frozenset(primed)))
+            prompt = _Prompt(
+                (self._previous, *ids, *self._start), frozenset(calls), frozenset(primed), tuple(sentences)
+            )
+            prompts.append(prompt)
         return prompts
 
     def set_step(self, intents: Sequence[str]) -> None:
@@ -610,11 +629,26 @@ class WhisperRecognizer:
             other = prompts[(turn + 1) % len(prompts)]
             bare = self.written(self._search.free_sentence(memory, other.tokens))
             if self._numbers_heard(self.grammar.number_words(reading.single_call), bare) < 1.0:
-                reading = Reading("", 0.0, {}, None, 0.0, bare)
-        primed = frozenset(reading.intents) & prompt.phrases
+                # Not borne out. What the grammar's decoder hears prompted with the calls of a third set (naming
+                # neither this call nor the yardstick's) is the hearing if it is none of them and the free sentence
+                # there writes its number too: "b seven" read "b eleven" under a prompt naming B eleven, "B seven"
+                # by the yardstick naming B seven, and "b seven" under the third. Otherwise nothing is heard.
+                third = prompts[(turn + 2) % len(prompts)]
+                second = self._read(
+                    self._search.search(memory, third.tokens, walker, beam=self.settings.beam, free_prompt=free),
+                    intents,
+                )
+                call = second.single_call
+                borne = call is not None and call not in third.calls and call != reading.single_call
+                if borne and self._numbers_heard(self.grammar.number_words(call or 0), second.free) >= 1.0:
+                    reading = second
+                else:
+                    reading = Reading("", 0.0, {}, None, 0.0, bare)
+        primed = (frozenset(reading.intents) & prompt.phrases) | prompt.echoed(reading.text)
         if primed and reading.single_call is None and reading.text:
-            # A phrase the prompt says ("Bingo!" opens every prompt): the prompt may have written it, in the free
-            # sentence as much as in the grammar's. It is borne out only by the decoder prompted without it.
+            # A phrase the prompt says ("Bingo!" opens every prompt), or words of one: the prompt may have written
+            # it, in the free sentence as much as in the grammar's. It is borne out only by the decoder prompted
+            # without it.
             key = (intents, primed)
             if key not in self._yardsticks:
                 self._yardsticks[key] = self._prompt(intents, primed)

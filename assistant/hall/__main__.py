@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..bench.__main__ import option
-from ..bench.accuracy import BenchError, check_options
+from ..bench.accuracy import BenchError, add_option_flag, check_options
 from ..engines import ENGINES
 from ..settings import load_settings
 from .scenarios import CONDITIONS, DEFAULT_CONDITIONS, QUICK, benchmark, scenario_paths
@@ -29,12 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--details", action="store_true", help="show findings and hearings of sessions that differ")
     bench.add_argument("--engine", choices=ENGINES, default=None, help="recognizer (default from config)")
-    bench.add_argument(
-        "--option",
-        type=option,
-        action="append",
-        default=[],
-        help="the recognizer's settings changed, as for `python -m assistant.bench accuracy` "
+    add_option_flag(
+        bench,
+        "the recognizer's settings changed, as for `python -m assistant.bench accuracy` "
         "(settings.NAME=VALUE, endpoint.NAME=VALUE; repeatable)",
     )
     long = verbs.add_parser("long", help="an occasion of several games, 30 minutes or more, checked from audio")
