@@ -16,12 +16,14 @@ from assistant.audio import FileSource, from_samples, read_wav, write_wav
 from assistant.bench.audio import Crowd, add_babble
 from assistant.grammar import Grammar
 from assistant.hall.check import check_chunks, check_recording, check_script
+from assistant.hall.long import occasion_games
 from assistant.hall.render import (
     CALLER,
     FLOOR,
     HELD_OUT_VOICES,
     TUNING_VOICES,
     HallVoices,
+    in_babble,
     render,
     speech_power,
 )
@@ -255,4 +257,20 @@ def test_a_call_the_prompt_draws_to_its_own_is_heard_under_the_third_prompt(
     result = check_recording(shifted, plan, settings, grammar)
     claims = result.occasion.games[0].claims
     assert [str(b) for b in claims[0].winning] == ["B7", "I22", "N38", "G51", "O64"] and claims[0].valid
+    assert violations(result.occasion.all_findings()) == Counter()
+
+
+def test_a_call_heard_as_words_of_the_prompts_a5_sentence_is_no_violation(grammar: Grammar, settings: Settings) -> None:
+    """Game 11 of `python -m assistant.hall long --live` (seed 0), 30 ms later than in its file (as live): the
+    second "I nineteen" was read "i am reading the correct number", words of the A(5) sentence the caller's
+    prompt says, heard sure: a false A(5) violation in a compliant occasion (the first two-hour live run). Words
+    of the prompt's own now go to the yardstick, the decoder prompted without them: unsure, no violation."""
+    text = occasion_games(120, 0, grammar)[10]
+    rendering = render(parse_script(text, grammar, name="game 11"), TUNING_VOICES, seed=10)
+    samples = in_babble(rendering, 20.0, seed=1010)
+    noise = np.round(np.random.default_rng(0).normal(0.0, 3.0, (30 * 16, 2))).astype(np.int16)
+    shifted = from_samples(np.concatenate([noise, samples]), 16000)
+    result = check_recording(shifted, parse_plan(text.splitlines()[0] + "\n"), settings, grammar)
+    said = [u for u in result.inputs if isinstance(u, Utterance) and 213.0 < u.start < 214.5]
+    assert said and all(u.uncertain for u in said if "reading" in u.text), said
     assert violations(result.occasion.all_findings()) == Counter()
