@@ -140,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--floor-device", help="with --live: input device of the floor microphone, or 'right' for the right channel"
     )
+    serve.add_argument(
+        "--voice",
+        choices=["auto", "live", "wav", "silent"],
+        help="with --live: where prompts go (default: the config's, as listen)",
+    )
+    serve.add_argument("--voice-device", help="with --live: output device for the prompts")
+    serve.add_argument(
+        "--device-rate", type=int, metavar="HZ", help="with --live: record the devices at this rate (as listen)"
+    )
+    serve.add_argument("--prompts-json", type=Path, help="with --live: write the prompts with their times to this file")
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
     serve.add_argument("--db", type=Path, help="SQLite record to write")
     _engine_flags(serve)

@@ -512,7 +512,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     # the microphones started before anything is recorded (a missing device stops serve with nothing written),
     # and their clock the hub's: a ball keyed on the page and a call heard at that moment get one time
     hall = _Microphones(settings, grammar) if args.live else None
-    steps = hall.start() if hall is not None else None
+    gate = SelfHearingGate(margin_after=1.0)  # as in `listen`: the voice's echo is not the caller
+    if hall is not None:
+        run.use_speaker(settings.voice.mode, None, gate=gate, clock=hall.now)
+    steps = hall.start(gate) if hall is not None else None
     recording = read_wav(args.session) if args.session is not None and _is_wav(args.session) else None
     recognizers = (
         hall.recognizers
@@ -556,7 +559,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         elif hall is not None and steps is not None:
             due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
             for item in _live_inputs(steps, hall.recognizers, grammar, plans, due):
-                hub.feed(item)
+                hub.feed(gate.doubt(item) if isinstance(item, Utterance) else item)
         elif plans:
             hub.feed(GameStart(0.0, plans[0]))
 
@@ -568,7 +571,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             serve_console(hub, args.host, args.port)
     finally:
         if sessions:
-            hub.on_desk(lambda: run.finish(sessions[0], None))
+            hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()
     return 0

@@ -62,8 +62,9 @@ HALL_CUTTING = EndpointSettings(below_peak_db=15.0, hangover=0.6, close_smoothin
 within 15 dB of the utterance's loudest, and 0.6 s of quiet, longer than a caller's pause between letter and
 number, closes it. It opens as the default does (8 dB over the noise): opening at 6 dB kept more sayings whole at
 5 dB but opened the crowd's own words too, and on the scenario library their unsure hearings turned planted
-violations uncertain (docs/bench-accuracy.md, session 8). Not yet the default: `--option endpoint.NAME=VALUE`
-in the benchmarks, `endpoint=HALL_CUTTING` in code."""
+violations uncertain (docs/bench-accuracy.md, session 8). The Whisper engines' cutting (session 10); pocketsphinx
+and vosk keep `EndpointSettings()` (with the 0.6 s hangover pocketsphinx heard a clean "b seven" as "the serial
+one"). A benchmark's `--option endpoint.NAME=VALUE` changes it from here for the Whisper engines."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,18 @@ CHROMIUM_ARGS = [
 HISS = -80.0
 """dBFS: a microphone's own noise, well under the fixtures' quiet (about -61 dBFS)."""
 
+LATE_REPEAT = """\
+@game type=regular last_ball_required=yes
+0:00 caller: last ball called is required
+0:06 caller: B seven
+0:22 caller: B seven
+0:31 caller: N thirty three
+0:34 caller: N thirty three
+0:41 caller: this game is completed
+"""
+"""A game for the voice's echo: B seven's repeat is due at 0:16 and comes at 0:22, after the prompt for it and
+its echo have died away."""
+
 
 def missing_browser() -> str | None:
     """Why headless Chromium cannot run here, or None."""

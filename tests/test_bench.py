@@ -211,3 +211,33 @@ def test_the_cuts_bench_sets_the_cuttings_side_by_side(capsys: pytest.CaptureFix
     assert whole["hall cutting (HALL_CUTTING)"] > whole["default"]
     assert main(["cuts", "--option", "settings.beam=3"]) == 2
     assert "endpoint.NAME options only" in capsys.readouterr().err
+
+
+def test_the_voice_activity_models_cut_a_clean_call_whole_and_join_calls_in_babble(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`bench cuts --vad`: silero-vad and WebRTC's VAD cut the same streams with the hall cutting's bookkeeping.
+    Clean, each saying is one utterance; in babble they hear the crowd as the speech it is and join the calls,
+    which is why the product cuts by level (docs/bench-accuracy.md)."""
+    assert main(["cuts", "--sets", "tuning", "--snr", "clean,10", "--calls", "4", "--vad"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines() if " dB |" in line or "| clean |" in line]
+    whole = {(row[1].strip(), row[2].strip()): float(row[4]) for row in rows}
+    joined = {(row[1].strip(), row[2].strip()): float(row[6]) for row in rows}
+    for name in ("silero-vad (p >= 0.5)", "webrtcvad (mode 3)"):
+        assert whole[(name, "clean")] >= 75.0, whole
+        assert joined[(name, "10 dB")] > joined[("hall cutting (HALL_CUTTING)", "10 dB")] + 25.0, joined
+
+
+def test_voice_activity_frames_become_utterances_as_the_endpointer_cuts_them() -> None:
+    """Speech frames open an utterance, a pause shorter than the hangover stays inside it, a longer one closes
+    it; a blip shorter than min_speech is dropped; the pre-roll goes before the start."""
+    from assistant.bench.vad import Bookkeeping, utterances
+
+    frame = 0.01
+    speech = np.zeros(400, dtype=bool)
+    speech[50:100] = speech[130:160] = True  # a letter, 0.3 s of pause, a number
+    speech[300:305] = True  # a click
+    keep = Bookkeeping(hangover=0.6, pre_roll=0.2, min_speech=0.15)
+    (only,) = utterances(speech, frame, keep)
+    assert only == pytest.approx((0.50 - 0.2, 1.60))
+    assert len(utterances(speech, frame, Bookkeeping(hangover=0.2, pre_roll=0.2, min_speech=0.15))) == 2

@@ -75,7 +75,7 @@ def test_the_head_weighs_the_decoder_s_call_both_ways(hall: WhisperRecognizer) -
     assert torn.confidence == sure.confidence  # the head unsure of anything: the decoder's confidence stands
     long = hall._weigh(unsure, _posterior(7, 0.999), seconds=hall.settings.head_longest + 0.5)
     assert long.confidence == unsure.confidence  # longer than any call it learned: the head does not confirm it
-    weak = hall._weigh(unsure, _posterior(7, hall.settings.head_agree - 0.05))
+    weak = hall._weigh(unsure, _posterior(7, hall.settings.head_confirms - 0.05))
     assert weak.confidence == unsure.confidence  # agreeing but not sure: no promotion
     phrase = Reading("last ball", 0.95, {}, None)
     assert hall._weigh(phrase, _posterior(0, 0.99)).confidence == 0.95
@@ -89,9 +89,11 @@ def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognize
     floor, alone = hall.settings.min_confidence, hall.settings.head_alone
     hall.set_step(grammar.step_intents("calling"))
     nothing = Reading("", 0.0, {}, None, free="Thank you.")
-    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""  # not the default yet (head_writes)
     settings = hall.settings
-    hall.settings = replace(settings, head_writes=True)
+    assert settings.head_writes  # the default (session 10)
+    hall.settings = replace(settings, head_writes=False)
+    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
+    hall.settings = settings
     heard = hall._weigh(nothing, _posterior(7, alone + 0.05))
     assert (heard.text, heard.single_call, heard.intents) == ("b seven", 7, ("call",))
     assert heard.confidence >= floor and heard.free == "Thank you." and heard.balls[7] == pytest.approx(alone + 0.05)
@@ -104,12 +106,31 @@ def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognize
     ):
         assert hall._weigh(stands, _posterior(7, 0.99)).text == stands.text
     assert hall._weigh(nothing, _posterior(7, alone - 0.05)).text == ""
+    for goes_on in (40, 1):  # "N forty" may be N 41 with its "one" lost: the head does not write it alone
+        assert hall._weigh(nothing, _posterior(goes_on, 0.99)).text == ""
     assert hall._weigh(nothing, _posterior(0, 0.99)).text == ""
     assert hall._weigh(nothing, _posterior(7, 0.99), seconds=hall.settings.head_longest + 0.5).text == ""
     hall.set_step(("bingo", "yes", "no"))  # a question answered: no call is asked for
     assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
     hall.set_step(grammar.step_intents("calling"))
     hall.settings = settings
+
+
+def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trusts(hall: WhisperRecognizer) -> None:
+    """Two readers each short of sure alone: the decoder at `decoder_confirms` or more, its free sentence bearing
+    the call out, and the head hearing the same ball at `head_confirms` or more make the call sure; any one short
+    leaves it as the decoder had it."""
+    s = hall.settings
+    floor, head, decoder = s.min_confidence, s.head_confirms, s.decoder_confirms
+    assert head < s.head_agree and decoder < floor
+    both = hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
+    assert both.confidence >= floor and both.head == (7, pytest.approx(head + 0.05))
+    weak_decoder = hall._weigh(Reading("b seven", decoder - 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
+    assert weak_decoder.confidence == pytest.approx(decoder - 0.05)
+    weak_head = hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head - 0.05))
+    assert weak_head.confidence == pytest.approx(decoder + 0.05)
+    looped = Reading("n forty three", decoder + 0.05, {43: 0.99}, 43, likeness=0.26)  # "B four-three, B four-..."
+    assert hall._weigh(looped, _posterior(43, head + 0.15)).confidence == pytest.approx(decoder + 0.05)
 
 
 def test_a_saying_the_head_vetoed_is_not_outvoted_by_a_first_saying_heard_alike(hall: WhisperRecognizer) -> None:

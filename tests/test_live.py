@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rigs import HISS, virtual_hall
+from rigs import HISS, LATE_REPEAT, virtual_hall
 
 from assistant.audio import read_wav, write_wav
 from assistant.grammar import Grammar
@@ -193,18 +193,6 @@ def test_listen_on_one_stereo_device_hears_the_floor_on_the_right(
     assert live[0]["calls"] == ["B7", "I22", "N38", "G51", "O64", "B12"] and live[0]["status"] == "completed"
     assert live[0]["claims"] == [("142", "47291", ["B7", "I22", "N38", "G51", "O64"], True)]
     verified(db)
-
-
-LATE_REPEAT = """\
-@game type=regular last_ball_required=yes
-0:00 caller: last ball called is required
-0:06 caller: B seven
-0:22 caller: B seven
-0:31 caller: N thirty three
-0:34 caller: N thirty three
-0:41 caller: this game is completed
-"""
-"""B seven's repeat is due at 0:16 and comes at 0:22, after the prompt for it and its echo have died away."""
 
 
 def test_the_assistants_voice_back_from_the_hall_speakers_is_never_the_caller(

@@ -14,7 +14,7 @@ from recorded import recordings_grammar, script_lines
 
 from assistant.audio import chunks, read_wav
 from assistant.bench.audio import Voice, speak, trim
-from assistant.endpoint import HALL_CUTTING
+from assistant.endpoint import HALL_CUTTING, EndpointSettings
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
 from assistant.engines.whisper_decoder import WhisperDecoder
@@ -371,9 +371,9 @@ def test_a_phrase_s_number_the_free_sentence_does_not_hold_is_a_guess(recognizer
 def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
     recognizer: WhisperRecognizer, grammar: Grammar, model: Path
 ) -> None:
-    """A caller's "B ... eleven": the letter, then 0.5 s of quiet (past the endpointer's 0.3 s hangover), then the
-    number. The letter alone is held and joined to the number: one hearing of the call, not "b something" and a
-    lone number."""
+    """A caller's "B ... eleven": the letter, then 0.5 s of quiet, then the number. The hall's cutting (0.6 s
+    hangover) keeps it inside one utterance; with a 0.3 s hangover, the letter alone is held and joined to the
+    number: one hearing of the call either way, not "b something" and a lone number."""
     voice = Voice("en-gb", 150)
     gap = np.zeros(int(0.5 * 16000), np.int16)
     edge = np.zeros(16000, np.int16)
@@ -382,7 +382,11 @@ def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
     heard = list(recognizer.stream(chunks(stream)))
     assert [h.text for h in heard] == ["g fifty four"]
     assert heard[0].start < 1.1 and heard[0].end > 1.0 + (len(stream) - 2 * 16000) / 16000 - 0.2
-    unjoined = WhisperRecognizer(grammar, model, WhisperSettings(join_gap=0.0))
+    short = EndpointSettings()  # a 0.3 s hangover: the pause closes the letter's utterance
+    joined = WhisperRecognizer(grammar, model, endpoint=short)
+    joined.set_step(grammar.step_intents("calling"))
+    assert [h.text for h in joined.stream(chunks(stream))] == ["g fifty four"]
+    unjoined = WhisperRecognizer(grammar, model, WhisperSettings(join_gap=0.0), endpoint=short)
     unjoined.set_step(grammar.step_intents("calling"))
     assert len(list(unjoined.stream(chunks(stream)))) == 2  # without joining, the pause cuts the call in two
 
@@ -505,3 +509,30 @@ def test_a_hearing_made_of_the_prompts_own_words_is_put_to_the_yardstick() -> No
     assert prompt.echoed("i nineteen") == frozenset()
     assert prompt.echoed("the correct card") == frozenset()  # the prompt's words, but not in a row
     assert prompt.echoed("correct") == frozenset()  # one word is no echo
+
+
+def test_two_sayings_heard_a_word_apart_are_one_doubt_though_neither_names_the_other(
+    recognizer: WhisperRecognizer,
+) -> None:
+    """A call's second saying heard as another ball, each sure, and neither's N-best naming the other: asked to
+    choose between the two balls alone, the decoder gives the other its share, and the pair is one doubtful
+    hearing (hall audio at 10 dB: "I twenty two" then "I twenty three", a false A(5) mis-call). Here the second
+    saying is I 22's own audio with the reading of I 23 (what babble made of it); a saying far from the first
+    (O 70 after I 22) stays sure."""
+    voice = Voice("en-us", 165)
+    heard = {}
+    for words, ball in (("I, twenty two.", 22), ("O, seventy.", 70)):
+        samples = trim(speak(words, voice))
+        memory = recognizer._encode(samples)
+        heard[ball] = (Reading(f"ball {ball}", 0.99, {ball: 1.0}, ball, memory=memory), memory)
+    assert recognizer._could_be(heard[22][1], 22, 23) > 0.99  # I 22's audio read as I 23: the decoder hears 22
+    assert recognizer._could_be(heard[70][1], 22, 70) < 0.001  # nothing alike
+
+    def pair(first: Reading, second: Reading) -> Heard:
+        recognizer._last_call = None
+        recognizer._fuse(Heard(start=0.0, end=1.0, text=first.text, confidence=0.99, uncertain=False), first)
+        return recognizer._fuse(Heard(start=3.0, end=4.0, text=second.text, confidence=0.99, uncertain=False), second)
+
+    misheard = replace(heard[22][0], text="i twenty three", balls={23: 1.0}, single_call=23)  # I 22's audio
+    assert pair(heard[22][0], misheard).uncertain
+    assert not pair(heard[22][0], heard[70][0]).uncertain

@@ -20,7 +20,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[test,train]"
+python3 -m pip install -q --disable-pip-version-check -e ".[test,train,bench]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 python3 -c "import assistant.app" && echo "setup: bingo-assistant and its dependencies import"
 model=$(python3 -m assistant models prepare)

@@ -129,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     cuts.add_argument("--babble", choices=BABBLE_PARTS, default="train", help="as for hall (default: train)")
     add_option_flag(cuts, "endpoint.NAME=VALUE: a third row, the hall cutting with these changes")
     cuts.add_argument("--seed", type=int, default=7)
+    cuts.add_argument(
+        "--vad", action="store_true", help="also silero-vad and WebRTC's VAD as candidates (pip install -e '.[bench]')"
+    )
     args = parser.parse_args(argv)
     if args.bench == "hall":
         return _hall(args, argv)
@@ -223,6 +226,23 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
     if sets is None:
         return 2
     candidates: dict[str, object] = {"default": EndpointSettings(), "hall cutting (HALL_CUTTING)": HALL_CUTTING}
+    if args.vad:  # the voice-activity models, with the hall cutting's hangover, pre-roll and limits
+        import numpy as np
+
+        from . import vad
+
+        vads: list[tuple[str, vad.Silero | vad.WebRtc]] = [
+            ("silero-vad (p >= 0.5)", vad.Silero()),
+            ("silero-vad (p >= 0.8)", vad.Silero(threshold=0.8)),
+            ("webrtcvad (mode 3)", vad.WebRtc()),
+        ]
+        for name, candidate in vads:
+            try:
+                candidate.cuts(np.zeros(16000, dtype=np.int16))
+            except vad.VadMissing as exc:
+                print(f"bench: {name} left out: {exc}", file=sys.stderr)
+                continue
+            candidates[name] = candidate
     if args.option:
         changes = {}
         for key, value in args.option:

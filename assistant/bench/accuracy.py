@@ -264,19 +264,20 @@ def build_audio(plan: Plan, grammar: Grammar, workdir: Path) -> dict[str, list[S
 # ----- engine options -------------------------------------------------------------------------------------
 
 
-def option_groups(engine: str) -> dict[str, type]:
-    """The settings dataclasses an engine takes, by --option group."""
-    from ..endpoint import EndpointSettings
+def option_groups(engine: str) -> dict[str, Any]:
+    """The settings an engine takes, by --option group, as the engine has them by default (the Whisper engines
+    cut with `HALL_CUTTING`): an option changes a field of these."""
+    from ..endpoint import HALL_CUTTING, EndpointSettings
 
     if engine in WHISPER_ENGINES:
         from ..engines.whisper_engine import WhisperSettings
 
-        return {"settings": WhisperSettings, "endpoint": EndpointSettings}
+        return {"settings": WhisperSettings(), "endpoint": HALL_CUTTING}
     if engine == "pocketsphinx":
         from ..engines.pocketsphinx_engine import PocketsphinxSettings
 
-        return {"settings": PocketsphinxSettings, "endpoint": EndpointSettings}
-    return {"endpoint": EndpointSettings}
+        return {"settings": PocketsphinxSettings(), "endpoint": EndpointSettings()}
+    return {"endpoint": EndpointSettings()}
 
 
 def _sets(engine: str, key: str) -> tuple[str, str] | None:
@@ -310,9 +311,9 @@ def engine_options(engine: str, options: Iterable[tuple[str, Any]]) -> dict[str,
         found = _sets(engine, key)
         if found:
             grouped.setdefault(found[0], {})[found[1]] = value
-    kinds = option_groups(engine)
+    defaults = option_groups(engine)
     try:
-        return {group: kinds[group](**values) for group, values in grouped.items()}
+        return {group: dataclasses.replace(defaults[group], **values) for group, values in grouped.items()}
     except (TypeError, ValueError) as exc:
         raise BenchError(f"bad option for {engine}: {exc}") from exc
 

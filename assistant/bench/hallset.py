@@ -345,7 +345,7 @@ def listen(recognizer: Any, samples: np.ndarray) -> tuple[list[Any], float]:
 
 def _dump(
     path: Path,
-    readings: Sequence[tuple[Any, Any]],
+    readings: Sequence[tuple[Any, Any, Any]],
     segments: Sequence[gen.Segment],
     name: str,
     voice: str,
@@ -356,7 +356,7 @@ def _dump(
     import json
 
     with path.open("a", encoding="utf-8") as out:
-        for heard, reading in readings:
+        for heard, reading, given in readings:
             truth = None
             overlap = 0.0
             for seg in segments:
@@ -377,6 +377,8 @@ def _dump(
                 "features": list(reading.features),
                 "free": reading.free,
                 "head": list(reading.head) if reading.head else None,
+                "given": round(given.confidence, 4),
+                "sure": not given.uncertain,
             }
             out.write(json.dumps(row) + "\n")
 
@@ -395,9 +397,12 @@ CUT_KINDS = ("whole", "split", "joined", "late start", "early end", "missed")
 
 
 def cut(samples: np.ndarray, settings: Any) -> list[tuple[float, float]]:
-    """(start, end) of every utterance the endpointer cuts from `samples` (no recognizer)."""
+    """(start, end) of every utterance the endpointer cuts from `samples` (no recognizer), or a voice-activity
+    candidate (`bench.vad`: anything with its own `cuts`)."""
     from ..endpoint import Endpointer
 
+    if hasattr(settings, "cuts"):
+        return list(settings.cuts(samples))
     endpointer = Endpointer(settings)
     out: list[tuple[float, float]] = []
     start = 0.0
@@ -446,8 +451,12 @@ def cuts_table(
         for label, settings in candidates.items():
             counts = dict.fromkeys(CUT_KINDS, 0)
             extra: list[float] = []
+            cpu = seconds = 0.0
             for stream in streams:
+                began = time.process_time()
                 cuts = cut(stream.continuous, settings)
+                cpu += time.process_time() - began
+                seconds += len(stream.continuous) / RATE
                 for seg in stream.segments:
                     kind = cut_kind(seg, stream.segments, cuts)
                     counts[kind] += 1
@@ -457,8 +466,9 @@ def cuts_table(
             total = sum(counts.values())
             around = f"{np.percentile(extra, 50):.2f} / {np.percentile(extra, 90):.2f}" if extra else "-"
             condition = "clean" if snr is None else f"{snr:g} dB"
-            rows.append([label, condition, str(total), *(pct(counts[k], total) for k in CUT_KINDS), around])
-    head = ["cutting", "condition", "sayings", *(f"{k} %" for k in CUT_KINDS), "babble kept s (p50 / p90)"]
+            rtf = f"{cpu / seconds:.4f}" if seconds else "-"
+            rows.append([label, condition, str(total), *(pct(counts[k], total) for k in CUT_KINDS), around, rtf])
+    head = ["cutting", "condition", "sayings", *(f"{k} %" for k in CUT_KINDS), "babble kept s (p50 / p90)", "CPU RTF"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
@@ -521,9 +531,9 @@ def run(
                     layouts["patter"] = talk
                 for layout, samples in layouts.items():
                     segments = talk_segments if layout == "patter" else stream.segments
-                    readings: list[tuple[Any, Any]] = []
+                    readings: list[tuple[Any, Any, Any]] = []
                     if dump is not None and hasattr(recognizer, "on_reading"):
-                        recognizer.on_reading = lambda h, r, out=readings: out.append((h, r))
+                        recognizer.on_reading = lambda h, r, g, out=readings: out.append((h, r, g))
                     heard, cpu = listen(recognizer, samples)
                     if dump is not None:
                         _dump(dump, readings, segments, name, voice, snr, layout)

@@ -96,6 +96,8 @@ class ConductCore:
         self.outage_flagged = False
         self.hearings: list[Hearing] = []
         """Every hearing of the game so far, sure or not: where owed words may hide, and where that stops."""
+        self.closed_at: float | None = None
+        """When the last game closed: a game opened later began no earlier than that."""
         self._reset_game()
         known = set(dir(self))
         for spec in rules.transitions:

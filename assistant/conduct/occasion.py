@@ -3,9 +3,12 @@ E(2)(f): the aggregate prizes of the occasion."""
 
 from __future__ import annotations
 
+import math
+
 from ..board import Board
-from ..messages import GameClosed, GameOpened, GamePlan, GameRecord
+from ..messages import GameClosed, GameOpened, GamePlan, GameRecord, Role
 from .core import ConductCore, dollars
+from .state import Hearing
 
 
 class Occasion(ConductCore):
@@ -18,7 +21,7 @@ class Occasion(ConductCore):
         number = len(self.occasion.games) + 1
         self.game = GameRecord(number=number, plan=plan, start=self.now.time)
         self.occasion.games.append(self.game)
-        self.hearings = [h for h in self.hearings if h.time >= self.now.time]
+        self.hearings = self._carried_into_game(self.now.time)
         self.board = Board(game_number=number, plan=plan)
         self.emit(GameOpened(number, plan, self.now.time))
         if plan.prize:
@@ -34,6 +37,26 @@ class Occasion(ConductCore):
                 )
                 self.prompt("prize-cap", total=dollars(total))
         self._due("announce", self.settings.answer_window)
+
+    def _carried_into_game(self, opened: float) -> list[Hearing]:
+        """The hearings a game opened at `opened` keeps: its own, and each role's unsure hearings right before it
+        (back to that role's last sure one, and never before the last game closed). A game opens on a sure "this
+        game is completed" or on its first sure words (`pipeline.program_games`); in the second case the last game
+        closes only now and the new one may have begun in those unsure hearings (its cards sold and prize heard
+        unsure, then "last ball called is not required" heard sure): the words it owed may be in them
+        (`heard_unsure`). Hall audio at 10 dB gave two false E(1) violations when they were dropped."""
+        since = self.closed_at if self.closed_at is not None and self.closed_at < opened else -math.inf
+        kept: list[Hearing] = []
+        before_sure: set[Role] = set()
+        for hearing in reversed(self.hearings):
+            if hearing.time >= opened:
+                kept.append(hearing)
+            elif hearing.time > since and hearing.role not in before_sure:
+                if hearing.unsure:
+                    kept.append(hearing)
+                else:
+                    before_sure.add(hearing.role)
+        return kept[::-1]
 
     def open_unplanned_game(self) -> None:
         """Words of a game came with no @game line: follow it as a regular game, and say so in the notes."""
@@ -71,6 +94,7 @@ class Occasion(ConductCore):
         self._settle_pending(closing=not self.now.ending)
         self._settle_correction()
         self.game.status = status
+        self.closed_at = self.now.time
         self.emit(GameClosed(self.game.number, status, self.now.time))
         self.game = None
         self.dues.clear()
