@@ -120,7 +120,9 @@ def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trus
     """Two readers each short of sure alone: the decoder at `decoder_confirms` or more, its free sentence bearing
     the call out, and the head hearing the same ball at `head_confirms` or more make the call sure; any one short
     leaves it as the decoder had it."""
-    s = hall.settings
+    assert hall.settings.head_confirms == hall.settings.head_agree  # off by default (session 10: measured)
+    settings = hall.settings
+    hall.settings = s = replace(settings, head_confirms=0.3)
     floor, head, decoder = s.min_confidence, s.head_confirms, s.decoder_confirms
     assert head < s.head_agree and decoder < floor
     both = hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
@@ -131,6 +133,7 @@ def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trus
     assert weak_head.confidence == pytest.approx(decoder + 0.05)
     looped = Reading("n forty three", decoder + 0.05, {43: 0.99}, 43, likeness=0.26)  # "B four-three, B four-..."
     assert hall._weigh(looped, _posterior(43, head + 0.15)).confidence == pytest.approx(decoder + 0.05)
+    hall.settings = settings
 
 
 def test_a_saying_the_head_vetoed_is_not_outvoted_by_a_first_saying_heard_alike(hall: WhisperRecognizer) -> None:

@@ -274,3 +274,18 @@ def test_a_call_heard_as_words_of_the_prompts_a5_sentence_is_no_violation(gramma
     said = [u for u in result.inputs if isinstance(u, Utterance) and 213.0 < u.start < 214.5]
     assert said and all(u.uncertain for u in said if "reading" in u.text), said
     assert violations(result.occasion.all_findings()) == Counter()
+
+
+def test_a_long_live_run_is_told_hour_by_hour_with_its_memory() -> None:
+    """`hall long --live` prints each hour's hearings, latency and `listen`'s memory at its first and last sample:
+    whether memory stays flat after the warm-up is read from these lines."""
+    from assistant.hall.long import LiveFigures
+
+    memory = [(t, 550.0 + min(t, 1800.0) / 10) for t in range(0, 3 * 3600, 600)]
+    latencies = [(t + 5.0, 0.5 + (t % 7) / 10) for t in range(0, 3 * 3600, 60)]
+    figures = LiveFigures(3 * 3600.0, 3 * 3600.0, 1000.0, memory, latencies, [], [], 30, 1000)
+    lines = figures.hours()
+    assert [line.split(":")[0] for line in lines] == ["hour 1", "hour 2", "hour 3"]
+    assert lines[0].endswith("RSS 550 -> 730 MB") and lines[2].endswith("RSS 730 -> 730 MB"), lines
+    assert "60 hearings" in lines[1]
+    assert LiveFigures(1800.0, 1800.0, 1.0, memory[:3], latencies[:30], [], [], 1, 10).hours() == []

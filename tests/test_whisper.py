@@ -536,3 +536,12 @@ def test_two_sayings_heard_a_word_apart_are_one_doubt_though_neither_names_the_o
     misheard = replace(heard[22][0], text="i twenty three", balls={23: 1.0}, single_call=23)  # I 22's audio
     assert pair(heard[22][0], misheard).uncertain
     assert not pair(heard[22][0], heard[70][0]).uncertain
+    # after a pair that agreed the next ball comes: its first saying is not asked against the pair
+    recognizer._last_call = None
+    for at in (0.0, 3.0):
+        recognizer._fuse(
+            Heard(start=at, end=at + 1.0, text="i twenty two", confidence=0.99, uncertain=False), heard[22][0]
+        )
+    assert not recognizer._fuse(
+        Heard(start=9.0, end=10.0, text="i twenty three", confidence=0.99, uncertain=False), misheard
+    ).uncertain

@@ -224,6 +224,25 @@ class LiveFigures:
         t, mb = np.array(points).T
         return float(np.polyfit(t / 3600.0, mb, 1)[0])
 
+    def hours(self) -> list[str]:
+        """Hour by hour, when the occasion ran longer than one: hearings, latency p50 / p95, and `listen`'s memory
+        at the hour's first and last sample (the first hour holds the warm-up: prompts and yardsticks are made
+        as each step first comes)."""
+        if self.duration <= 3600:
+            return []
+        lines = []
+        for hour in range(int(self.duration // 3600) + 1):
+            inside = [x for end, x in self.latencies if hour * 3600 <= end < (hour + 1) * 3600]
+            if not inside:
+                continue
+            q50, q95 = np.percentile(inside, [50, 95])
+            line = f"hour {hour + 1}: {len(inside)} hearings, latency p50 {q50:.2f} s, p95 {q95:.2f} s"
+            rss = [mb for t, mb in self.memory if hour * 3600 <= t < (hour + 1) * 3600]
+            if rss:
+                line += f", RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB"
+            lines.append(line)
+        return lines
+
 
 SAMPLE_EVERY = 10.0
 """Seconds between two samples of `listen`'s memory and CPU."""
@@ -347,13 +366,8 @@ def _live_table(figures: LiveFigures, occasion: Occasion, settings: Settings, gr
         f"| {figures.cpu / d:.3f} | {first:.0f} / {last:.0f} MB | {figures.growth_per_hour():+.1f} MB "
         f"| {p50:.2f} / {p95:.2f} s | {len(figures.told)} ({dropped} gaps) | {want_v} | {got_v} | {unsure} |"
     )
-    hours = int(d // 3600) + 1
-    if hours > 1:
-        for hour in range(hours):
-            inside = [x for end, x in figures.latencies if hour * 3600 <= end < (hour + 1) * 3600]
-            if inside:
-                q50, q95 = np.percentile(inside, [50, 95])
-                print(f"  hour {hour + 1}: {len(inside)} hearings, latency p50 {q50:.2f} s, p95 {q95:.2f} s")
+    for line in figures.hours():
+        print(f"  {line}")
     for line in figures.told:
         print(f"  {line}")
     for clause, code, severity, at, heard in figures.findings:
