@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -410,9 +410,8 @@ class WhisperRecognizer:
         )
         self._active: tuple[str, ...] = tuple(grammar.intents)
         self._walker(self._active)
-        self._last_call: tuple[float, dict[int, float], float, Array | None, bool] | None = None
-        """The last call hearing: its end, N-best, likeness, encoder states, and whether it was a second saying
-        that agreed with its first (a pair complete: what follows is most likely the next ball)."""
+        self._last_call: _Said | None = None
+        """The last call hearing, to weigh the next one with."""
         self._number_vocabulary = {w for n in range(100) for w in grammar.number_words(n).split()} | {"hundred"}
         self.load_seconds = time.process_time() - started
 
@@ -781,21 +780,21 @@ class WhisperRecognizer:
         previous, self._last_call = self._last_call, None
         if reading.single_call is None:
             return heard
-        self._last_call = (heard.end, reading.balls, reading.likeness, reading.memory, False)
-        if previous is None or heard.start - previous[0] > self.settings.fuse_window:
+        self._last_call = _Said(heard.end, reading.balls, reading.likeness, reading.memory)
+        if previous is None or heard.start - previous.end > self.settings.fuse_window:
             return heard
-        first = previous[1]
+        first = previous.balls
         # Two hearings of chatter forced onto the same call agree on the ball too: what the free sentences said
         # against a call bounds what their agreement can prove (measured: two espeak chatter sentences at 10 dB,
         # each "b four" at 0.12 and 0.05, fused to a sure B 4 without this bound).
-        likeness = min(previous[2], reading.likeness)
+        likeness = min(previous.likeness, reading.likeness)
         said = reading.single_call
         heard_first = max(first, key=lambda b: first[b]) if first else None
         floor = 1e-3
         fused = {b: first.get(b, floor) * reading.balls.get(b, floor) for b in set(first) | set(reading.balls)}
         share = likeness * fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
         if heard_first == said:
-            self._last_call = (*self._last_call[:4], True)
+            self._last_call = self._last_call._replace(paired=True)
             if self._vetoed(reading):
                 return heard  # the head heard something else in this saying: agreeing sayings do not outvote it
             confidence = max(heard.confidence, share)
@@ -807,8 +806,8 @@ class WhisperRecognizer:
             # asked only after a lone saying: after a pair that agreed, a new ball comes next, and the two-ball
             # choice, far finer than the N-best, would doubt its first saying whenever the two sound alike
             # (68 right hearings of 982 on the validation voices)
-            or (not previous[4] and self._could_be(reading.memory, heard_first, said) >= room)
-            or (not previous[4] and self._could_be(previous[3], said, heard_first) >= room)
+            or (not previous.paired and self._could_be(reading.memory, heard_first, said) >= room)
+            or (not previous.paired and self._could_be(previous.memory, said, heard_first) >= room)
         ):
             self._last_call = None  # the doubt is settled by the procedure, not by a third hearing
             return replace(heard, confidence=min(heard.confidence, share), uncertain=True)
@@ -961,6 +960,19 @@ class WhisperRecognizer:
             heard, reading, took = self._timed(np.concatenate(pieces).astype(np.int16), utt_start)
             latency = waited + took
         return _Held(utt_start, speech_end, heard, reading, latency, fed_until, endpointer.speech_over_noise_db())
+
+
+class _Said(NamedTuple):
+    """A call hearing as the next one is weighed with it (`_fuse`)."""
+
+    end: float
+    balls: dict[int, float]
+    likeness: float
+    memory: Array | None
+    """The encoder's states it was read from."""
+    paired: bool = False
+    """A second saying that agreed with its first: the pair is complete, and what follows is most likely the
+    next ball."""
 
 
 @dataclass(frozen=True)
