@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
     ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
     head = sub.add_parser("head", help="train the call head over whisper's frozen encoder (the hall model)")
-    head.add_argument("--seed", type=int, default=2026)
+    head.add_argument("--seed", type=int, default=2026, help="default: the committed head's (2026)")
     head.add_argument("--epochs", type=int, default=30)
     head.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
     head.add_argument(
@@ -176,6 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="shares of the training voices, e.g. 0.25,0.5,1: print held-out accuracy of each (writes no weights)",
     )
+    head.add_argument(
+        "--kokoro",
+        action="store_true",
+        help="add the Kokoro voices (32 training, 4 validation; measured, not the committed head's data)",
+    )
     args = parser.parse_args(argv)
     command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.what == "head":
@@ -186,9 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = args.out or call_head.WEIGHTS
         if args.curve:
             shares = [float(s) for s in args.curve.split(",")]
-            print(hallmodel.curve(args.seed, args.epochs, args.workers, folder, shares, hallmodel.log_stderr))
+            print(
+                hallmodel.curve(args.seed, args.epochs, args.workers, folder, shares, hallmodel.log_stderr, args.kokoro)
+            )
             return 0
-        print(hallmodel.run(args.seed, args.epochs, args.workers, folder, out, command, hallmodel.log_stderr))
+        print(
+            hallmodel.run(args.seed, args.epochs, args.workers, folder, out, command, hallmodel.log_stderr, args.kokoro)
+        )
         print(f"train: the call head written to {out}")
         return 0
     if args.what == "evaluate":

@@ -202,11 +202,12 @@ def test_training_makes_a_head_the_engine_loads(tmp_path: Path) -> None:
     jobs = [
         ("train", "espeak:en-us+m3@170~40", 0, 5, "train", 4, 2, None),
         ("train", "real:fsdd_george", 1, 5, "train", 3, 1, None),
+        ("train", "kokoro:en-gb:jf_alpha+jm_kumo@0.3~1.1", 2, 5, "train", 2, 1, None),
     ]
     data = hallmodel.dataset(jobs, 1, lambda m: None, tmp_path / "train.npz")
     assert (tmp_path / "train.npz").is_file()
-    assert set(data["voice"].tolist()) == {"espeak:en-us+m3@170~40", "real:fsdd_george"}
-    assert (data["label"] > 0).sum() >= 7 and (data["label"] == 0).sum() >= 2
+    assert set(data["voice"].tolist()) == {j[1] for j in jobs}
+    assert (data["label"] > 0).sum() >= 9 and (data["label"] == 0).sum() >= 3
     assert data["x"].shape[1:] == (call_head.FRAMES // call_head.POOL, 512)
     arrays = hallmodel.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
     out = tmp_path / "head.npz"

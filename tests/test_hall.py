@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -289,3 +290,21 @@ def test_a_long_live_run_is_told_hour_by_hour_with_its_memory() -> None:
     assert lines[0].endswith("RSS 550 -> 730 MB") and lines[2].endswith("RSS 730 -> 730 MB"), lines
     assert "60 hearings" in lines[1]
     assert LiveFigures(1800.0, 1800.0, 1.0, memory[:3], latencies[:30], [], [], 1, 10).hours() == []
+
+
+def test_a_long_live_run_tells_each_hour_as_it_ends_from_what_listen_has_written(tmp_path: Path) -> None:
+    """A run cut short (the machine's session ends) keeps the hours it finished: each is told from the timings
+    `listen` has flushed so far, a line still being written left for the next read."""
+    from assistant.hall.long import _latencies, hour_line
+
+    timings = tmp_path / "timings.jsonl"
+    assert _latencies(timings) == []
+    rows = [{"role": "caller", "start": 4.0, "end": 5.0, "verdict": 5.4, "uncertain": False, "text": "b one"}]
+    rows += [{"role": "floor", "start": 3599.0, "end": 3601.0, "verdict": 3602.5, "uncertain": True, "text": "x"}]
+    timings.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"role": "caller", "sta', encoding="utf-8")
+    latencies = _latencies(timings)
+    assert latencies == [(5.0, pytest.approx(0.4)), (3601.0, 1.5)]
+    assert hour_line(0, latencies, [(10.0, 600.0), (3590.0, 640.0)]) == (
+        "hour 1: 1 hearings, latency p50 0.40 s, p95 0.40 s, RSS 600 -> 640 MB"
+    )
+    assert hour_line(2, latencies, []) == ""

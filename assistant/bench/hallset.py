@@ -77,6 +77,15 @@ HEAD_VALIDATION = (
 )
 """espeak variants the call head never trained on (`hallmodel.VALIDATION_VARIANTS`): where the hall engine's
 thresholds are chosen, never on the held-out voices."""
+NEURAL_VALIDATION = (
+    "kokoro:en-gb:jf_tebukuro+jm_kumo@0.18~0.98",
+    "kokoro:en-gb:jf_tebukuro+jf_alpha@0.15~1.15",
+    "kokoro:en-us:jf_tebukuro+jm_kumo@0.26~1.12",
+    "kokoro:en-gb:jf_tebukuro+jm_kumo@0.19~1.03",
+)
+"""The call head's validation Kokoro voices (`hallmodel.kokoro_voices`: the one style it never trained on, a
+little of another blended in): neural voices beside the espeak variants where thresholds are checked. The
+`train` extra installs Kokoro."""
 PATTER = (
     "welcome everyone to tonight's games",
     "please turn off your phones",
@@ -125,10 +134,15 @@ def _flite(text: str, voice: str) -> np.ndarray:
 
 
 def say(text: str, voice: str) -> np.ndarray:
-    """`text` said by a voice named 'flite:NAME' or 'espeak:NAME@WPM[~PITCH]', 16 kHz int16, trimmed."""
+    """`text` said by a voice named 'flite:NAME', 'espeak:NAME@WPM[~PITCH]' or 'kokoro:...' (`bench.kokoro`),
+    16 kHz int16, trimmed."""
     kind, _, name = voice.partition(":")
     if kind == "flite":
         return _flite(text, name)
+    if kind == "kokoro":
+        from . import kokoro
+
+        return kokoro.say(text, name)
     if kind == "espeak":
         spoken, _, rest = name.partition("@")
         wpm, _, pitch = rest.partition("~")
@@ -482,6 +496,7 @@ SETS = {
     "train": TRAIN,
     "train-wider": TRAIN_WIDER,
     "head-validation": HEAD_VALIDATION,
+    "neural-validation": NEURAL_VALIDATION,
 }
 
 

@@ -8,6 +8,7 @@ factor, memory over time and the findings next to those of the occasion's own sc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -230,18 +231,35 @@ class LiveFigures:
         as each step first comes)."""
         if self.duration <= 3600:
             return []
-        lines = []
-        for hour in range(int(self.duration // 3600) + 1):
-            inside = [x for end, x in self.latencies if hour * 3600 <= end < (hour + 1) * 3600]
-            if not inside:
-                continue
-            q50, q95 = np.percentile(inside, [50, 95])
-            line = f"hour {hour + 1}: {len(inside)} hearings, latency p50 {q50:.2f} s, p95 {q95:.2f} s"
-            rss = [mb for t, mb in self.memory if hour * 3600 <= t < (hour + 1) * 3600]
-            if rss:
-                line += f", RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB"
-            lines.append(line)
-        return lines
+        found = (hour_line(h, self.latencies, self.memory) for h in range(int(self.duration // 3600) + 1))
+        return [line for line in found if line]
+
+
+def hour_line(hour: int, latencies: Sequence[tuple[float, float]], memory: Sequence[tuple[float, float]]) -> str:
+    """One hour (0: the first) of a long run: its hearings, latency p50 / p95 and `listen`'s memory at its first and
+    last sample; '' if nothing was heard in it."""
+    inside = [x for end, x in latencies if hour * 3600 <= end < (hour + 1) * 3600]
+    if not inside:
+        return ""
+    q50, q95 = np.percentile(inside, [50, 95])
+    line = f"hour {hour + 1}: {len(inside)} hearings, latency p50 {q50:.2f} s, p95 {q95:.2f} s"
+    rss = [mb for t, mb in memory if hour * 3600 <= t < (hour + 1) * 3600]
+    if rss:
+        line += f", RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB"
+    return line
+
+
+def _latencies(timings: Path) -> list[tuple[float, float]]:
+    """(end of speech, seconds to the verdict) of each hearing `listen --timings` has written so far (a line still
+    being written is left for the next read)."""
+    if not timings.is_file():
+        return []
+    rows = []
+    for line in timings.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            row = json.loads(line)
+            rows.append((row["end"], row["verdict"] - row["end"]))
+    return rows
 
 
 SAMPLE_EVERY = 10.0
@@ -301,11 +319,16 @@ def long_live(minutes: float = 30.0, seed: int = 0, snr_db: float | None = 20.0)
             started, cpu0 = time.monotonic(), _proc(listen.pid)[1]
             players = [hall.play_blocks("caller_mic", channel(0)), hall.play_blocks("floor_mic", channel(1))]
             memory: list[tuple[float, float]] = []
+            hours_told = 0
             while any(p.poll() is None for p in players):
                 time.sleep(SAMPLE_EVERY)
                 rss, cpu = _proc(listen.pid)
                 at = time.monotonic() - started
                 memory.append((at, rss))
+                if at >= (hours_told + 1) * 3600:  # each hour told as it ends: a run cut short keeps its hours
+                    told = hour_line(hours_told, _latencies(timings), memory)
+                    print(f"\r{told}, CPU {(cpu - cpu0) / at:.2f}x real time so far", file=sys.stderr, flush=True)
+                    hours_told += 1
                 print(
                     f"\r{at / 60:6.1f}/{occasion.duration / 60:.1f} min  RSS {rss:.0f} MB  "
                     f"CPU {(cpu - cpu0) / max(at, 1e-9):.2f}x real time",
