@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..endpoint import HALL_CUTTING
+
 RATE = 16000
 
 
@@ -25,10 +27,10 @@ class VadMissing(Exception):
 class Bookkeeping:
     """How speech frames become utterances, as the endpointer's `HALL_CUTTING` does it (seconds)."""
 
-    hangover: float = 0.6
-    pre_roll: float = 0.2
-    min_speech: float = 0.15
-    max_utterance: float = 8.0
+    hangover: float = HALL_CUTTING.hangover
+    pre_roll: float = HALL_CUTTING.pre_roll
+    min_speech: float = HALL_CUTTING.min_speech
+    max_utterance: float = HALL_CUTTING.max_utterance
     onset: float = 0.09
     """Speech needed within the last `onset_window` seconds to open an utterance."""
     onset_window: float = 0.15
