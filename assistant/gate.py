@@ -58,7 +58,8 @@ class SelfHearingGate:
         """(start, held power per FRAME) of each voice played, as `begin` was given it."""
         self._ratios: list[float] = []
         """Recent frame power over held voice power where the echo stood out of the hall: its gain (the 80th
-        percentile: the held level is a peak, words have gaps)."""
+        percentile: the held level is a peak, words have gaps). Once learnt, a frame judged double talk does
+        not teach it: a caller talking long over our voice would otherwise raise it until they were silenced."""
         self._quiet: list[float] = []
         """Recent frame powers of the gated channel while our voice was not playing: the hall's own level."""
 
@@ -145,10 +146,12 @@ class SelfHearingGate:
             voice = self._voice_power(t)
             with self._lock:
                 noise = float(np.median(self._quiet)) if self._quiet else 0.0
-                if voice > 0 and power > ECHO_OVER_NOISE * noise:  # the echo itself, not the hall under it
-                    self._ratios = [*self._ratios[-199:], power / voice]
-                gain = float(np.percentile(self._ratios, 80)) if len(self._ratios) >= LEARN_FRAMES else 1.0
-            if power <= OVER_ECHO * gain * voice:
+                learnt = len(self._ratios) >= LEARN_FRAMES
+                gain = float(np.percentile(self._ratios, 80)) if learnt else 1.0
+                echo = power <= OVER_ECHO * gain * voice
+                if voice > 0 and power > ECHO_OVER_NOISE * noise and (echo or not learnt):
+                    self._ratios = [*self._ratios[-199:], power / voice]  # the echo itself, not the hall or caller
+            if echo:
                 out[i : i + step] = 0
         return out
 
