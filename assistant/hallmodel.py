@@ -8,8 +8,9 @@ under it at 0-30 dB or none, with babble before and after as an endpointer cuts 
 
 Voices are split by speaker. Training: espeak-ng voices (four English accents x variants x rates x pitches),
 festival's ked, the real FSDD speakers of one half with the KLettres letter B (B 1-9); validation (the
-thresholds): other espeak variants. With `--kokoro` (measured, not the committed head's data): 32 Kokoro-82M
-voices in training, four of a style never trained on in validation (`bench.kokoro`). Held out, for judging only:
+thresholds): other espeak variants. Neural voices (since session 12 the committed head's data; `--no-kokoro`
+leaves them out): 32 Kokoro-82M voices in training, four of a style never trained on in validation
+(`bench.kokoro`). Held out, for judging only:
 flite's awb, rms, slt, kal16 (the hall set's held-out voices), in the other half of the real babble. The scenario
 benchmark's held-out espeak voices (en-gb-x-rp, en-us-nyc, en-gb-scotland) never say a call or a phrase here; a
 quarter of the examples' babble is the benchmarks' espeak crowd, which has them among its talkers.
@@ -552,6 +553,7 @@ def sha256_of(arrays: dict[str, np.ndarray]) -> str:
 
 
 def save(path: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """The weights file: the arrays as `call_head.stored` names them, and the meta as JSON."""
     blob = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
     with path.open("wb") as f:
         np.savez(f, **{k: v.astype(np.float32) for k, v in arrays.items()}, meta=blob)  # type: ignore[arg-type]
@@ -570,7 +572,10 @@ def log_stderr(message: str) -> None:
 # ----- the whole run ------------------------------------------------------------------------------------------
 
 SEED = 2026
-"""The seed the committed head was made with (`python -m assistant.train head --seed`)."""
+"""The seed the committed head was made with (`python -m assistant.train head --seed`): its data, and its first
+member's training (member k is trained with SEED + k)."""
+MEMBERS = 3
+"""Heads averaged in the committed head (`--members`): one alone is sure of a wrong ones digit more often."""
 CALLS_PER_VOICE = 40
 OTHERS_PER_VOICE = 12
 HELD_OUT_SNRS: tuple[float | None, ...] = (None, 20.0, 10.0, 5.0, 0.0)
@@ -596,8 +601,8 @@ def plan(seed: int) -> dict[str, list[Job]]:
 
 
 def set_parts(neural: bool) -> dict[str, tuple[str, ...]]:
-    """The parts each set is joined from: the Kokoro voices only with `neural` (session 11: measured, not the
-    committed head's data, docs/hall-model.md)."""
+    """The parts each set is joined from: the Kokoro voices only with `neural` (the committed head's data since
+    session 12, docs/hall-model.md)."""
     if not neural:
         return {"train": ("train",), "valid": ("valid",), "held-out": ("held-out",)}
     return {"train": ("train", "train-kokoro"), "valid": ("valid", "valid-kokoro"), "held-out": ("held-out",)}
@@ -615,7 +620,7 @@ def load_or_make(
 
 
 def sets(
-    seed: int, folder: Path, workers: int, log: Callable[[str], None], neural: bool = False
+    seed: int, folder: Path, workers: int, log: Callable[[str], None], neural: bool = True
 ) -> dict[str, dict[str, np.ndarray]]:
     """The train, validation and held-out sets, from `folder` where they are, made (and kept there) where not;
     each joined from its parts."""
@@ -685,14 +690,20 @@ def run(
     out: Path,
     command: str,
     log: Callable[[str], None],
-    neural: bool = False,
+    neural: bool = True,
+    members: int = MEMBERS,
 ) -> str:
-    """Make (or reuse from `folder`) the three sets, train, choose the thresholds on validation, judge on held-out,
-    write the head to `out`; the held-out table."""
+    """Make (or reuse from `folder`) the three sets, train `members` heads (seeds `seed`, `seed` + 1, ...) on the
+    same data, choose the thresholds on validation for their average, judge it on held-out, write the head to
+    `out`; the tables."""
     began = time.monotonic()
     made = sets(seed, folder, workers, log, neural)
-    arrays = fit(made["train"], seed, epochs, log)
-    head = call_head.CallHead(arrays, {})
+    fitted = []
+    for k in range(members):
+        log(f"training member {k + 1} of {members} (seed {seed + k})")
+        fitted.append(fit(made["train"], seed + k, epochs, log))
+    head = call_head.CallHead(tuple(fitted), {})
+    arrays = call_head.stored(head.members)
     valid_p = posteriors(head, made["valid"])
     sure_at = choose_sure_at(valid_p, made["valid"]["label"])
     held_p = posteriors(head, made["held-out"])
@@ -707,9 +718,11 @@ def run(
         "frames": call_head.FRAMES,
         "pool": call_head.POOL,
         "seed": seed,
+        "members": members,
         "epochs": epochs,
         "command": command,
         "weights_sha256": sha256_of(arrays),
+        "member_sha256": [sha256_of(m) for m in fitted],
         "data": {
             name: {"examples": len(s["label"]), "voices": len(set(s["voice"].tolist()))} for name, s in made.items()
         },
@@ -735,7 +748,7 @@ def curve(
     folder: Path,
     shares: Sequence[float],
     log: Callable[[str], None],
-    neural: bool = False,
+    neural: bool = True,
 ) -> str:
     """Held-out accuracy of heads trained on shares of the training voices (each head's own threshold, chosen on
     validation): the curve of accuracy against training size and SNR. No weights are written."""
@@ -746,7 +759,7 @@ def curve(
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for share in shares:
         part = share_of(made["train"], share, seed)
-        model = call_head.CallHead(fit(part, seed, epochs, log), {})
+        model = call_head.CallHead((fit(part, seed, epochs, log),), {})
         sure_at = choose_sure_at(posteriors(model, made["valid"]), made["valid"]["label"])
         p = posteriors(model, held)
         top, q = p.argmax(1), p.max(1)

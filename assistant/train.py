@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .engines.whisper_engine import CALIBRATION, CALL_FEATURES
+from .hallmodel import MEMBERS, SEED
 
 SURE_WRONG = 0.002
 """The share of call hearings allowed to be sure and wrong on the training data when the threshold is chosen (the
@@ -164,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
     ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
     head = sub.add_parser("head", help="train the call head over whisper's frozen encoder (the hall model)")
-    head.add_argument("--seed", type=int, default=2026, help="default: the committed head's (2026)")
+    head.add_argument("--seed", type=int, default=SEED, help=f"default: the committed head's ({SEED})")
     head.add_argument("--epochs", type=int, default=30)
     head.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
     head.add_argument(
@@ -178,10 +179,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     head.add_argument(
         "--kokoro",
-        action="store_true",
-        help="add the Kokoro voices (32 training, 4 validation; measured, not the committed head's data)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with the Kokoro voices (32 training, 4 validation; the committed head's data): the default",
+    )
+    head.add_argument(
+        "--members",
+        type=int,
+        default=MEMBERS,
+        help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {MEMBERS})",
     )
     args = parser.parse_args(argv)
+    if args.what == "head" and args.members < 1:
+        parser.error(f"--members must be at least 1, not {args.members}")
     command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.what == "head":
         from . import hallmodel
@@ -196,7 +206,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
         print(
-            hallmodel.run(args.seed, args.epochs, args.workers, folder, out, command, hallmodel.log_stderr, args.kokoro)
+            hallmodel.run(
+                args.seed,
+                args.epochs,
+                args.workers,
+                folder,
+                out,
+                command,
+                hallmodel.log_stderr,
+                args.kokoro,
+                args.members,
+            )
         )
         print(f"train: the call head written to {out}")
         return 0

@@ -41,12 +41,14 @@ def _posterior(label: int, p: float) -> np.ndarray:
 def test_the_committed_head_is_read_with_what_made_it() -> None:
     head = call_head.load()
     assert head is not None
-    assert head.arrays["w1"].shape[0] == 512 and head.arrays["wo"].shape[1] == call_head.LABELS
+    assert len(head.members) == head.meta.get("members", 1)
+    for member in head.members:
+        assert member["w1"].shape[0] == 512 and member["wo"].shape[1] == call_head.LABELS
     assert 0.5 <= head.sure_at < 1.0
     assert str(head.meta["command"]).startswith("python -m assistant.train head")
     from assistant.hallmodel import sha256_of
 
-    assert sha256_of(head.arrays) == head.meta["weights_sha256"]
+    assert sha256_of(call_head.stored(head.members)) == head.meta["weights_sha256"]
     p = head.posterior(np.zeros((500, 512), dtype=np.float32), 16000)
     assert p.shape == (call_head.LABELS,) and abs(float(p.sum()) - 1.0) < 1e-5
 
@@ -57,6 +59,14 @@ def test_a_missing_or_broken_head_is_one_clear_error(grammar: Grammar, tmp_path:
     broken.write_bytes(b"not a zip")
     with pytest.raises(EngineError, match=r"call head .* cannot be read"):
         call_head.load(broken)
+    one = call_head.load()
+    assert one is not None
+    gap = tmp_path / "gap.npz"  # members 0 and 2, no 1
+    np.savez(
+        gap, **{f"m{i}.{k}": v for i in (0, 2) for k, v in one.members[0].items()}, meta=np.frombuffer(b"{}", np.uint8)
+    )
+    with pytest.raises(EngineError, match=r"cannot be read: members \[0, 2\]"):
+        call_head.load(gap)
 
 
 def test_the_head_weighs_the_decoder_s_call_both_ways(hall: WhisperRecognizer) -> None:
@@ -188,7 +198,7 @@ def test_the_numpy_head_is_the_torch_head() -> None:
     mask = (torch.arange(x.shape[1])[None, :] < torch.from_numpy(n)[:, None]).float()
     with torch.no_grad():
         expected = torch.softmax(model(torch.from_numpy(x), mask), 1).numpy()
-    head = call_head.CallHead(hallmodel._arrays(model), {})
+    head = call_head.CallHead((hallmodel._arrays(model),), {})
     for k in range(2):
         assert np.allclose(head.posterior_pooled(x[k], int(n[k])), expected[k], atol=1e-5)
 
@@ -217,6 +227,17 @@ def test_training_makes_a_head_the_engine_loads(tmp_path: Path) -> None:
     p = hallmodel.posteriors(head, data)
     assert p.shape == (len(data["label"]), call_head.LABELS)
     assert np.allclose(p.sum(1), 1.0, atol=1e-5)
+
+    again = hallmodel.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
+    assert hallmodel.sha256_of(again) == hallmodel.sha256_of(arrays)  # the seed remakes the weights, bit for bit
+    other = hallmodel.fit(data, seed=2, epochs=2, log=lambda m: None, hidden=16)  # a second member, another seed
+    both = tmp_path / "both.npz"
+    hallmodel.save(both, call_head.stored([arrays, other]), {"sure_at": 0.9, "members": 2})
+    pair = call_head.load(both)
+    assert pair is not None and len(pair.members) == 2
+    q = hallmodel.posteriors(call_head.CallHead((other,), {}), data)
+    assert not np.allclose(p, q, atol=1e-3)  # the seeds made different heads
+    assert np.allclose(hallmodel.posteriors(pair, data), (p + q) / 2, atol=1e-6)  # and the pair is their average
 
 
 def test_thresholds_are_chosen_for_sure_and_wrong() -> None:
