@@ -49,6 +49,7 @@ def test_the_committed_head_is_read_with_what_made_it() -> None:
     from assistant.hallmodel import sha256_of
 
     assert sha256_of(call_head.stored(head.members)) == head.meta["weights_sha256"]
+    assert [sha256_of(m) for m in head.members] == head.meta.get("member_sha256", [head.meta["weights_sha256"]])
     p = head.posterior(np.zeros((500, 512), dtype=np.float32), 16000)
     assert p.shape == (call_head.LABELS,) and abs(float(p.sum()) - 1.0) < 1e-5
 
