@@ -10,10 +10,10 @@ Voices are split by speaker. Training: espeak-ng voices (four English accents x 
 festival's ked, the real FSDD speakers of one half with the KLettres letter B (B 1-9); validation (the
 thresholds): other espeak variants. Neural voices (since session 12 the committed head's data; `--no-kokoro`
 leaves them out): 32 Kokoro-82M voices in training, four of a style never trained on in validation
-(`bench.kokoro`). Held out, for judging only:
-flite's awb, rms, slt, kal16 (the hall set's held-out voices), in the other half of the real babble. The scenario
-benchmark's held-out espeak voices (en-gb-x-rp, en-us-nyc, en-gb-scotland) never say a call or a phrase here; a
-quarter of the examples' babble is the benchmarks' espeak crowd, which has them among its talkers.
+(`bench.kokoro`). Held out, for judging only: flite's awb, rms, slt, kal16 (the hall set's held-out voices), in
+the other half of the real babble. The scenario benchmark's held-out espeak voices (en-gb-x-rp, en-us-nyc,
+en-gb-scotland) never say a call or a phrase here; a quarter of the examples' babble is the benchmarks' espeak
+crowd, which has them among its talkers.
 
 Whisper's encoder is frozen: each example is encoded once (as the engine encodes an utterance, noise floor
 included) and its states cached; the head (`engines.call_head`) is trained on them with torch on the CPU.

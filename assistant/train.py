@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from . import hallmodel
 from .engines.whisper_engine import CALIBRATION, CALL_FEATURES
-from .hallmodel import MEMBERS, SEED
 
 SURE_WRONG = 0.002
 """The share of call hearings allowed to be sure and wrong on the training data when the threshold is chosen (the
@@ -165,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
     ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
     head = sub.add_parser("head", help="train the call head over whisper's frozen encoder (the hall model)")
-    head.add_argument("--seed", type=int, default=SEED, help=f"default: the committed head's ({SEED})")
+    head.add_argument(
+        "--seed", type=int, default=hallmodel.SEED, help=f"default: the committed head's ({hallmodel.SEED})"
+    )
     head.add_argument("--epochs", type=int, default=30)
     head.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
     head.add_argument(
@@ -186,15 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     head.add_argument(
         "--members",
         type=int,
-        default=MEMBERS,
-        help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {MEMBERS})",
+        default=hallmodel.MEMBERS,
+        help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {hallmodel.MEMBERS})",
     )
     args = parser.parse_args(argv)
     if args.what == "head" and args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
     command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.what == "head":
-        from . import hallmodel
         from .engines import call_head
 
         folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-head-"))
