@@ -21,6 +21,7 @@ from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
 from .messages import (
+    Doubt,
     GamePlan,
     GameStart,
     Input,
@@ -35,6 +36,7 @@ from .messages import (
     time_of,
 )
 from .pipeline import (
+    UNHEARD_END,
     EventPrinter,
     Session,
     inputs_from_recording,
@@ -331,6 +333,9 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             follow(StepChanged(until, session.procedure.step, ()))
         games = session.procedure.occasion.games  # a resumed occasion goes on with its program
         sure_calls = len(games[-1].calls) if games else 0
+        doubts = session.procedure.plan_doubts
+        if until is not None and games:  # a game may have ended while nobody listened
+            doubts = (*doubts, Doubt(until, Role.CALLER, "", UNHEARD_END))
         inputs = lockstep_inputs(
             hall.start(gate, at), hall.recognizers, grammar, due=lambda: session.procedure.next_due
         )
@@ -341,7 +346,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
         try:
             with suppress(KeyboardInterrupt):
-                session.run(program_games(heard, plans, begun=len(games), calls=sure_calls))
+                session.run(program_games(heard, plans, begun=len(games), calls=sure_calls, doubts=doubts))
         finally:
             inputs.close()  # the recognizers' threads end
             hall.close()  # and the devices stop

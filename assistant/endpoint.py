@@ -104,6 +104,9 @@ class Endpointer:
         self._cut_floor = 0.0
         self._quiet_frames = 0  # frames since the last loud one (where speech may have ended)
         self._closing_frames = 0  # frames since the utterance was last held open (the hangover runs on these)
+        self.limited = False
+        """The utterance just closed was closed at `max_utterance`, the hall never quiet: what was decoded of it
+        may not be all that was said in it, and the engines give its hearing as unsure."""
 
     @property
     def in_speech(self) -> bool:
@@ -166,6 +169,7 @@ class Endpointer:
                     self._closing_frames = 0
                     self._history.clear()
                     self._recent.clear()
+                    self.limited = False
                     yield SpeechEvent("start", self._utt_start / RATE, pre)
                     out, out_start = [], self._position
                 continue
@@ -191,6 +195,7 @@ class Endpointer:
                     yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
                 out = []
                 self._in_speech = False
+                self.limited = too_long
                 if too_long:
                     # Never quiet for max_utterance: the background itself got louder. Learn it as noise.
                     for past in self._levels[-(self._noise.maxlen or 1) :]:

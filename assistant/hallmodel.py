@@ -335,11 +335,71 @@ def in_babble(speech: np.ndarray | None, snr: float | None, crowd: gen.Crowd, rn
     return hallset._int16(out)
 
 
+CUT_LEAD = (1.5, 3.0)
+"""Seconds of continuous babble before a saying cut as the endpointer cuts it (`as_cut`) ..."""
+CUT_TRAIL = (0.8, 2.0)
+"""... and after it."""
+CUT_COVER = 0.9
+"""The share of a saying's voiced span its cut must hold to be the saying's example."""
+
+
+def _cuts(stream: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The utterances the hall's endpointer cuts from a stream: (first sample, the samples the engine decodes)."""
+    from .endpoint import HALL_CUTTING, Endpointer
+
+    endpointer = Endpointer(HALL_CUTTING)
+    cuts: list[tuple[int, np.ndarray]] = []
+    start, pieces = 0, []
+    step = RATE // 10
+    events = [e for k in range(0, len(stream), step) for e in endpointer.feed(stream[k : k + step])]
+    for event in [*events, *endpointer.flush()]:
+        if event.kind == "start":
+            start, pieces = round(event.time * RATE), [event.samples]
+        elif event.kind == "audio":
+            pieces.append(event.samples)
+        elif pieces:
+            cuts.append((start, np.concatenate(pieces)))
+            pieces = []
+    return cuts
+
+
+def as_cut(speech: np.ndarray | None, snr: float | None, crowd: gen.Crowd, rng: random.Random) -> np.ndarray | None:
+    """Speech in seconds of continuous babble, cut as the engine's endpointer cuts it: babble the cut joins to the
+    saying stays with it, as in a hall. The cut that holds `CUT_COVER` of the saying's voiced span; None when no
+    cut does (the saying split or missed: `in_babble` makes its example then). Babble alone (`speech` None): the
+    first stretch the endpointer opens on it, or None."""
+    lead = int(rng.uniform(*CUT_LEAD) * RATE)
+    trail = int(rng.uniform(*CUT_TRAIL) * RATE)
+    if speech is None:
+        n = lead + trail
+        out = crowd.babble(n) * real.LEVEL * 10 ** (-rng.uniform(0.0, 15.0) / 20)
+    else:
+        n = lead + len(speech) + trail
+        out = np.zeros(n)
+        out[lead : lead + len(speech)] = speech
+        if snr is not None:
+            out += crowd.babble(n) * np.sqrt(real.loud_power(speech) / 10 ** (snr / 10))
+    out += np.random.default_rng(rng.randrange(2**32)).normal(0.0, 2.0, n)
+    cuts = _cuts(hallset._int16(out))
+    if speech is None:
+        return cuts[0][1] if cuts else None
+    loud = np.flatnonzero(np.abs(speech) > 0.05 * float(np.max(np.abs(speech)) or 1.0))
+    if not len(loud):
+        return None
+    first, last = lead + int(loud[0]), lead + int(loud[-1]) + 1
+    for start, samples in cuts:
+        held = min(last, start + len(samples)) - max(first, start)
+        if held >= CUT_COVER * (last - first):
+            return samples
+    return None
+
+
 def examples(
-    voice: str, index: int, seed: int, grammar: Grammar, babble: str, calls: int, others: int
+    voice: str, index: int, seed: int, grammar: Grammar, babble: str, calls: int, others: int, cut: bool = False
 ) -> Iterator[Example]:
     """`calls` balls said by `voice` (the voices take turns through the 75, so that together they say each about
-    as often), `others` sayings that are no call and a few stretches of babble alone, each in its own hall."""
+    as often), `others` sayings that are no call and a few stretches of babble alone, each in its own hall.
+    `cut`: each in seconds of continuous babble, cut as the engine's endpointer cuts it (`as_cut`)."""
     said = phrases(grammar)
     crowds = [real.real_crowd(random.Random(seed + k), part=babble) for k in range(3)]
     crowds.append(gen.Crowd(random.Random(seed + 9)))
@@ -353,26 +413,41 @@ def examples(
         snr = rng.choice(SNRS)
         crowd = rng.choice(crowds)
         if kind == "babble":
-            yield Example(in_babble(None, None, crowd, rng), 0, voice, kind, None)
+            alone = as_cut(None, None, crowd, rng) if cut else None
+            yield Example(in_babble(None, None, crowd, rng) if alone is None else alone, 0, voice, kind, None)
             continue
         if label:
             clip = sayer.call(Ball(label), rng)
         else:
             clip, kind = sayer.other(rng, said)
-        yield Example(in_babble(through_hall(clip, rng), snr, crowd, rng), label, voice, kind, snr)
+        heard = through_hall(clip, rng)
+        cut_out = as_cut(heard, snr, crowd, rng) if cut else None
+        samples = in_babble(heard, snr, crowd, rng) if cut_out is None else cut_out
+        yield Example(samples, label, voice, kind, snr)
 
 
-def held_out_examples(voice: str, seed: int, grammar: Grammar, snr: float | None) -> Iterator[Example]:
+def held_out_examples(
+    voice: str, seed: int, grammar: Grammar, snr: float | None, cut: bool = False
+) -> Iterator[Example]:
     """A held-out flite voice saying every ball once in a condition, and the hall set's patter, in the test half
-    of the real babble."""
+    of the real babble (`cut`: in continuous babble, cut as the endpointer cuts it; a saying no cut holds is
+    left out)."""
     crowds = [real.real_crowd(random.Random(seed + k), part="test") for k in range(3)]
     rng = random.Random(f"{seed}:{voice}:{snr}")
+
+    def heard(clip: np.ndarray) -> np.ndarray | None:
+        at_mic = through_hall(clip, rng)
+        crowd = rng.choice(crowds)
+        return as_cut(at_mic, snr, crowd, rng) if cut else in_babble(at_mic, snr, crowd, rng)
+
     for ball in Sayer(voice, grammar).balls():
-        clip = hallset.saying(ball, voice, grammar, rng, None)
-        yield Example(in_babble(through_hall(clip, rng), snr, rng.choice(crowds), rng), ball.number, voice, "call", snr)
+        samples = heard(hallset.saying(ball, voice, grammar, rng, None))
+        if samples is not None:
+            yield Example(samples, ball.number, voice, "call", snr)
     for line in hallset.PATTER:
-        clip = hallset._level(say(line, voice))
-        yield Example(in_babble(through_hall(clip, rng), snr, rng.choice(crowds), rng), 0, voice, "patter", snr)
+        samples = heard(hallset._level(say(line, voice)))
+        if samples is not None:
+            yield Example(samples, 0, voice, "patter", snr)
 
 
 # ----- encoding -----------------------------------------------------------------------------------------------
@@ -390,16 +465,18 @@ def _encoder() -> Any:
 
 
 Job = tuple[str, str, int, int, str, int, int, float | None]
-"""(what, voice, index, seed, babble, calls, others, snr): one voice's examples, made and encoded in a worker."""
+"""(what, voice, index, seed, babble, calls, others, snr): one voice's examples, made and encoded in a worker;
+`what` ends in "-cut" for sayings in continuous babble cut as the endpointer cuts them (`as_cut`)."""
 
 
 def _job(job: Job) -> dict[str, np.ndarray]:
     what, voice, index, seed, babble, calls, others, snr = job
     grammar = Grammar.load()
-    if what == "held-out":
-        found = list(held_out_examples(voice, seed, grammar, snr))
+    cut = what.endswith("-cut")
+    if what.startswith("held-out"):
+        found = list(held_out_examples(voice, seed, grammar, snr, cut))
     else:
-        found = list(examples(voice, index, seed, grammar, babble, calls, others))
+        found = list(examples(voice, index, seed, grammar, babble, calls, others, cut))
     encoder = _encoder()
     xs = np.zeros((len(found), call_head.FRAMES // call_head.POOL, 512), dtype=np.float16)
     ns = np.zeros(len(found), dtype=np.int32)
@@ -578,6 +655,8 @@ MEMBERS = 3
 """Heads averaged in the committed head (`--members`): one alone is sure of a wrong ones digit more often."""
 CALLS_PER_VOICE = 40
 OTHERS_PER_VOICE = 12
+CUT_CALLS_PER_VOICE = 20
+CUT_OTHERS_PER_VOICE = 6
 HELD_OUT_SNRS: tuple[float | None, ...] = (None, 20.0, 10.0, 5.0, 0.0)
 
 
@@ -597,15 +676,35 @@ def plan(seed: int) -> dict[str, list[Job]]:
         "valid": jobs(valid, seed + 1),
         "valid-kokoro": jobs(neural_valid, seed + 1),
         "held-out": [("held-out", v, 0, seed + 2, "test", 0, 0, snr) for v in HELD_OUT for snr in HELD_OUT_SNRS],
+        "train-cut": [
+            ("train-cut", v, k, seed + 3, "train", CUT_CALLS_PER_VOICE, CUT_OTHERS_PER_VOICE, None)
+            for k, v in enumerate(train)
+        ],
+        "valid-cut": [
+            ("valid-cut", v, k, seed + 4, "train", CUT_CALLS_PER_VOICE, CUT_OTHERS_PER_VOICE, None)
+            for k, v in enumerate(valid)
+        ],
+        "held-out-cut": [
+            ("held-out-cut", v, 0, seed + 5, "test", 0, 0, snr) for v in HELD_OUT for snr in HELD_OUT_SNRS
+        ],
     }
 
 
-def set_parts(neural: bool) -> dict[str, tuple[str, ...]]:
+def set_parts(neural: bool, cut: bool = False) -> dict[str, tuple[str, ...]]:
     """The parts each set is joined from: the Kokoro voices only with `neural` (the committed head's data since
-    session 12, docs/hall-model.md)."""
-    if not neural:
-        return {"train": ("train",), "valid": ("valid",), "held-out": ("held-out",)}
-    return {"train": ("train", "train-kokoro"), "valid": ("valid", "valid-kokoro"), "held-out": ("held-out",)}
+    session 12, docs/hall-model.md); with `cut`, sayings in continuous babble cut as the endpointer cuts them
+    (`as_cut`) join training and validation, and are judged as a held-out set of their own."""
+    parts: dict[str, tuple[str, ...]] = {"train": ("train",), "valid": ("valid",), "held-out": ("held-out",)}
+    if neural:
+        parts = {"train": ("train", "train-kokoro"), "valid": ("valid", "valid-kokoro"), "held-out": ("held-out",)}
+    if cut:
+        parts = {
+            "train": (*parts["train"], "train-cut"),
+            "valid": (*parts["valid"], "valid-cut"),
+            "held-out": parts["held-out"],
+            "held-out-cut": ("held-out-cut",),
+        }
+    return parts
 
 
 def load_or_make(
@@ -620,14 +719,14 @@ def load_or_make(
 
 
 def sets(
-    seed: int, folder: Path, workers: int, log: Callable[[str], None], neural: bool = True
+    seed: int, folder: Path, workers: int, log: Callable[[str], None], neural: bool = True, cut: bool = False
 ) -> dict[str, dict[str, np.ndarray]]:
-    """The train, validation and held-out sets, from `folder` where they are, made (and kept there) where not;
-    each joined from its parts."""
+    """The train, validation and held-out sets (and held-out-cut with `cut`), from `folder` where they are, made
+    (and kept there) where not; each joined from its parts (`set_parts`)."""
     folder.mkdir(parents=True, exist_ok=True)
     jobs = plan(seed)
     made = {}
-    for name, parts in set_parts(neural).items():
+    for name, parts in set_parts(neural, cut).items():
         found = [load_or_make(part, jobs[part], folder, workers, log) for part in parts]
         made[name] = {key: np.concatenate([f[key] for f in found]) for key in found[0]}
     return made
@@ -692,12 +791,13 @@ def run(
     log: Callable[[str], None],
     neural: bool = True,
     members: int = MEMBERS,
+    cut: bool = False,
 ) -> str:
-    """Make (or reuse from `folder`) the three sets, train `members` heads (seeds `seed`, `seed` + 1, ...) on the
-    same data, choose the thresholds on validation for their average, judge it on held-out, write the head to
-    `out`; the tables."""
+    """Make (or reuse from `folder`) the sets, train `members` heads (seeds `seed`, `seed` + 1, ...) on the same
+    data, choose the thresholds on validation for their average, judge it on held-out (and on held-out sayings cut
+    from continuous babble, with `cut`), write the head to `out`; the tables."""
     began = time.monotonic()
-    made = sets(seed, folder, workers, log, neural)
+    made = sets(seed, folder, workers, log, neural, cut)
     fitted = []
     for k in range(members):
         log(f"training member {k + 1} of {members} (seed {seed + k})")
@@ -713,12 +813,17 @@ def run(
         + "\n\nheld-out voices (flite, test half of the real babble)\n\n"
         + table(held_p, made["held-out"], sure_at)
     )
+    if "held-out-cut" in made:
+        report += "\n\nheld-out voices, each saying in continuous babble cut as the endpointer cuts it\n\n" + table(
+            posteriors(head, made["held-out-cut"]), made["held-out-cut"], sure_at
+        )
     meta = {
         "sure_at": round(sure_at, 6),
         "frames": call_head.FRAMES,
         "pool": call_head.POOL,
         "seed": seed,
         "members": members,
+        "cut": cut,
         "epochs": epochs,
         "command": command,
         "weights_sha256": sha256_of(arrays),

@@ -140,6 +140,10 @@ class GameStart:
 
     time: float
     plan: GamePlan
+    doubts: tuple[Doubt, ...] = ()
+    """Hearings that make this game's place in the program unsure: unsure speech of the caller since the game
+    before it began, where that game may have ended and another begun unheard (then the plan is another
+    game's). Findings that rest on the plan are uncertain while there are any (`plan: true` in the rule pack)."""
 
 
 @dataclass(frozen=True)

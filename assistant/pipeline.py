@@ -21,6 +21,7 @@ from .messages import (
     CallWithdrawn,
     ClaimOpened,
     ClaimResolved,
+    Doubt,
     Finding,
     GameClosed,
     GameOpened,
@@ -362,21 +363,43 @@ def inputs_from_recording(
 
 OPENING_INTENTS = frozenset({"last-ball-required", "last-ball-not-required", "ball-count", "cards-sold", "prize"})
 """What a caller says before the first ball of a game: heard after a game has had calls, the next game began."""
+UNHEARD_END = "a game may have ended here unheard: this game's plan may be another's"
+KEPT_PLAN_DOUBTS = 3
+"""A game's plan doubts name the latest few such hearings, of it and the games before it."""
 
 
 def program_games(
-    utterances: Iterable[Utterance | Tick], plans: Sequence[GamePlan], begun: int = 0, calls: int = 0
+    utterances: Iterable[Utterance | Tick],
+    plans: Sequence[GamePlan],
+    begun: int = 0,
+    calls: int = 0,
+    doubts: tuple[Doubt, ...] = (),
 ) -> Iterator[Input]:
     """Start the games of the hall's program as the speech shows them: after a sure "this game is completed",
     or, when that was missed, at a sure opening announcement once the current game has had sure calls. A game's
     boundary is never a guess: every finding of the games after it would rest on it (an unsure "g forty eight"
     heard in the caller's greeting made the last-ball announcement after it open the next game).
 
-    `begun`, `calls`: for an occasion resumed from its record, the games of the program it had started and the
-    sure calls of the last one; a fresh occasion (begun 0) starts the first game at once. Ticks pass through."""
+    Which game of the program a boundary opens is known only as well as the boundaries before it: the caller's
+    unsure speech since the last one may have ended a game unheard, and then the plan is another game's. Such
+    a game starts with that hearing as its doubt (`GameStart.doubts`), and so do the games after it.
+
+    `begun`, `calls`, `doubts`: for an occasion resumed from its record, the games of the program it had started,
+    the sure calls of the last one and what makes its place unsure (with the stretch nobody listened); a fresh
+    occasion (begun 0) starts the first game at once. Ticks pass through."""
     if plans and not begun:
         yield GameStart(0.0, plans[0])
     next_plan, calls_in_game = max(begun, 1), calls
+    unsure: Utterance | None = None  # the caller's latest unsure hearing since the last boundary
+
+    def start(at: float) -> GameStart:
+        nonlocal next_plan, calls_in_game, doubts, unsure
+        if unsure is not None:
+            doubts = (*doubts[-(KEPT_PLAN_DOUBTS - 1) :], Doubt(unsure.start, unsure.role, unsure.text, UNHEARD_END))
+        item = GameStart(at, plans[next_plan], doubts)
+        next_plan, calls_in_game, unsure = next_plan + 1, 0, None
+        return item
+
     for utterance in utterances:
         if isinstance(utterance, Tick):
             yield utterance
@@ -385,13 +408,13 @@ def program_games(
         sure = not utterance.uncertain
         opens = bool(intents & OPENING_INTENTS) and sure and calls_in_game > 0
         if opens and next_plan < len(plans):
-            yield GameStart(utterance.start, plans[next_plan])
-            next_plan, calls_in_game = next_plan + 1, 0
+            yield start(utterance.start)
         yield utterance
         calls_in_game += "call" in intents and utterance.role is Role.CALLER and sure
         if "game-completed" in intents and sure and next_plan < len(plans):
-            yield GameStart(utterance.end, plans[next_plan])
-            next_plan, calls_in_game = next_plan + 1, 0
+            yield start(utterance.end)
+        elif utterance.role is Role.CALLER and not sure:
+            unsure = utterance
 
 
 def merge_keys(inputs: Iterable[Input], keys: Sequence[BoardKey]) -> Iterator[Input]:

@@ -16,6 +16,7 @@ from .diagram import write_diagram
 from .grammar import Grammar
 from .messages import (
     BoardKey,
+    Doubt,
     GameStart,
     Input,
     Meaning,
@@ -70,6 +71,11 @@ class Procedure:
         return min((due.deadline for due in self._conduct.dues.values()), default=None)
 
     @property
+    def plan_doubts(self) -> tuple[Doubt, ...]:
+        """What makes the current game's place in the hall's program unsure (`GameStart.doubts`)."""
+        return self._conduct.plan_doubts
+
+    @property
     def occasion(self) -> OccasionRecord:
         return self._conduct.occasion
 
@@ -82,7 +88,7 @@ class Procedure:
         self._time = time
         conduct.expire(time, inclusive=isinstance(item, SessionEnd | Tick))
         if isinstance(item, GameStart):
-            conduct.now = Now(time=time, plan=item.plan)
+            conduct.now = Now(time=time, plan=item.plan, plan_doubts=item.doubts)
             conduct.fire("game-start")
         elif isinstance(item, SessionEnd):
             conduct.now = Now(time=time, ending=True)

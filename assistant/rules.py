@@ -31,6 +31,9 @@ class FindingSpec:
     owed: tuple[str, ...] = ()
     """An absence finding: the roles whose words were missing. An unsure hearing of one of them inside the
     finding's window may have been those words, so the finding is then uncertain, not a violation."""
+    plan: bool = False
+    """The finding rests on the game's plan (its type, ball count, cards sold, prize, last-ball status): it is
+    uncertain while the game's place in the program is (`GameStart.doubts`)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,12 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 SPEAKING_ROLES = (Role.CALLER.value, Role.FLOOR.value, Role.PLAYER.value)
+
+
+def _flag(value: Any, code: object, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"finding {code}: {key} must be true or false, not {value!r}")
+    return value
 
 
 def _owed(value: Any, code: object) -> tuple[str, ...]:
@@ -132,7 +141,11 @@ class RulePack:
                 clean.append({k: v for k, v in t.items() if k not in NOTE_KEYS})
             findings = {
                 str(code): FindingSpec(
-                    str(f["clause"]), Severity(f["severity"]), str(f["message"]), _owed(f.get("owed"), code)
+                    str(f["clause"]),
+                    Severity(f["severity"]),
+                    str(f["message"]),
+                    _owed(f.get("owed"), code),
+                    _flag(f.get("plan", False), code, "plan"),
                 )
                 for code, f in data["findings"].items()
             }

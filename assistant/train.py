@@ -191,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=hallmodel.MEMBERS,
         help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {hallmodel.MEMBERS})",
     )
+    head.add_argument(
+        "--cut",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also sayings in continuous babble cut as the endpointer cuts them (measured, not the committed head's)",
+    )
     args = parser.parse_args(argv)
     if args.what == "head" and args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
@@ -217,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 hallmodel.log_stderr,
                 args.kokoro,
                 args.members,
+                args.cut,
             )
         )
         print(f"train: the call head written to {out}")

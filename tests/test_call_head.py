@@ -241,6 +241,26 @@ def test_training_makes_a_head_the_engine_loads(tmp_path: Path) -> None:
     assert np.allclose(hallmodel.posteriors(pair, data), (p + q) / 2, atol=1e-6)  # and the pair is their average
 
 
+def test_a_saying_cut_from_continuous_babble_is_cut_as_the_engine_cuts_it() -> None:
+    """`train head --cut`: a saying in seconds of real babble, cut by the hall's endpointer; the example is the cut
+    that holds the saying, babble it joined included, and a voice's job makes its examples so."""
+    import random
+
+    from assistant import hallmodel
+    from assistant.bench import real
+
+    sayer = hallmodel.Sayer("espeak:en-us+m3@170~40", Grammar.load())
+    clip = hallmodel.through_hall(sayer.call(Ball(7), random.Random(1)), random.Random(2))
+    crowd = real.real_crowd(random.Random(1), part="train")
+    cut = hallmodel.as_cut(clip, 20.0, crowd, random.Random(3))
+    assert cut is not None and cut.dtype == np.int16
+    loud = np.flatnonzero(np.abs(clip) > 0.05 * np.abs(clip).max())
+    assert loud[-1] - loud[0] <= len(cut) < len(clip) + 2.3 * 16000  # the saying, not the whole stretch of babble
+    made = hallmodel._job(("train-cut", "espeak:en-us+m3@170~40", 0, 5, "train", 2, 1, None))
+    assert len(made["label"]) == 4 and (made["label"] > 0).sum() == 2  # two calls, a saying that is none, babble
+    assert (made["seconds"][made["label"] > 0] > 0.8).all()
+
+
 def test_thresholds_are_chosen_for_sure_and_wrong() -> None:
     from assistant import hallmodel
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from recorded import recordings_grammar, script_lines
 
 from assistant.audio import AudioChunk, chunks, from_samples, read_wav
 from assistant.bench.audio import Crowd, Voice, mix, speak
+from assistant.endpoint import EndpointSettings
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.pocketsphinx_engine import (
     PocketsphinxRecognizer,
@@ -243,3 +245,15 @@ def test_empty_utterance_and_unknown_engine(recognizer: PocketsphinxRecognizer, 
         make_recognizer("kaldi", grammar)
     with pytest.raises(EngineError, match="unknown intents"):
         recognizer.set_step(["no-such-intent"])
+
+
+def test_an_utterance_closed_at_its_longest_is_heard_unsure(grammar: Grammar) -> None:
+    """As with whisper: an utterance the endpointer closed at `max_utterance` may hold more than was read."""
+    said = read_wav(FIXTURES / "calls.wav").channels[0][: int(2.2 * 16000)]  # "b seven" at 0.6 s
+    whole = PocketsphinxRecognizer(grammar)
+    whole.set_step(grammar.step_intents("calling"))
+    assert [(h.text, h.uncertain) for h in whole.stream(chunks(said))] == [("b seven", False)]
+    limited = PocketsphinxRecognizer(grammar, endpoint=replace(EndpointSettings(), max_utterance=0.5))
+    limited.set_step(grammar.step_intents("calling"))
+    heard = list(limited.stream(chunks(said)))
+    assert heard and heard[0].uncertain, heard

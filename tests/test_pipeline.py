@@ -11,8 +11,8 @@ import pytest
 from assistant.audio import AudioChunk, chunks
 from assistant.engines.base import Heard
 from assistant.grammar import Grammar
-from assistant.messages import GamePlan, GameStart, GameType, Role, Utterance
-from assistant.pipeline import heard_to_utterance, lockstep_utterances, program_games
+from assistant.messages import Doubt, GamePlan, GameStart, GameType, Role, Severity, Utterance
+from assistant.pipeline import UNHEARD_END, heard_to_utterance, lockstep_utterances, program_games
 from assistant.procedure import RulePack, check_inputs
 from assistant.script import parse_script
 
@@ -78,6 +78,62 @@ def test_a_completed_game_starts_the_next_one_and_the_procedure_follows(grammar:
     assert [g.plan.type for g in occasion.games] == [GameType.REGULAR, GameType.LIMITED]
 
 
+THREE_PLANS = [
+    GamePlan(GameType.REGULAR, last_ball_required=True),
+    GamePlan(GameType.REGULAR, last_ball_required=False),
+    GamePlan(GameType.REGULAR, last_ball_required=True),
+]
+
+
+def _three_games(grammar: Grammar, end_of_second: bool) -> list[Utterance]:
+    """Three games; the first ended unheard (its completion and the second's opening drowned out) and, if
+    `end_of_second`, the second's completion heard unsure, as hall audio at 5 dB gave them."""
+    return [
+        _caller(grammar, 0, "last ball called is required"),
+        _caller(grammar, 5, "B seven"),
+        _caller(grammar, 8, "B seven"),
+        _caller(grammar, 30, "I twenty two"),
+        _caller(grammar, 33, "I twenty two"),
+        *([_caller(grammar, 50, "this game is completed", uncertain=True)] if end_of_second else []),
+        _caller(grammar, 60, "last ball called is required"),
+        _caller(grammar, 65, "N thirty three"),
+        _caller(grammar, 68, "N thirty three"),
+    ]
+
+
+def test_a_game_whose_place_in_the_program_rests_on_unsure_speech_judges_its_plan_uncertain(
+    grammar: Grammar,
+) -> None:
+    """The third game's "last ball called is required" opens the program's second game (last ball not
+    required): the second's own opening was never heard. The caller's unsure words before it may have been a
+    game ending unheard, so the contradiction with the plan is uncertain, naming them; without them it stands."""
+    unsure = list(program_games(_three_games(grammar, end_of_second=True), THREE_PLANS))
+    starts = [i for i in unsure if isinstance(i, GameStart)]
+    assert [s.time for s in starts] == [0.0, 60.0]
+    assert [(d.time, d.heard) for d in starts[1].doubts] == [(50.0, "this game is completed")]
+    occasion, _ = check_inputs(unsure, RulePack.load(), grammar)
+    (contradiction,) = [f for f in occasion.all_findings() if f.code == "last-ball-status-contradicts-plan"]
+    assert contradiction.severity is Severity.UNCERTAIN
+    assert [d.time for d in contradiction.doubts] == [50.0]
+
+    heard_all = list(program_games(_three_games(grammar, end_of_second=False), THREE_PLANS))
+    assert all(not i.doubts for i in heard_all if isinstance(i, GameStart))
+    occasion, _ = check_inputs(heard_all, RulePack.load(), grammar)
+    (contradiction,) = [f for f in occasion.all_findings() if f.code == "last-ball-status-contradicts-plan"]
+    assert contradiction.severity is Severity.VIOLATION
+
+
+def test_a_games_place_stays_unsure_in_the_games_after_it(grammar: Grammar) -> None:
+    said = [
+        *_three_games(grammar, end_of_second=True),
+        _caller(grammar, 80, "this game is completed"),
+        _caller(grammar, 90, "last ball called is required"),
+    ]
+    starts = [i for i in program_games(said, [*THREE_PLANS, THREE_PLANS[0]]) if isinstance(i, GameStart)]
+    assert [s.time for s in starts] == [0.0, 60.0, 81.5]
+    assert [d.time for d in starts[2].doubts] == [50.0]
+
+
 def test_words_the_grammar_cannot_place_make_a_hearing_unsure(grammar: Grammar) -> None:
     dangling = heard_to_utterance(Heard(0.0, 1.0, "one hundred and cards sold", 0.92, False), Role.CALLER, grammar)
     assert dangling.uncertain and dangling.unknown
@@ -128,3 +184,12 @@ def test_a_recognizer_that_fails_mid_stream_is_an_error_never_a_hang(grammar: Gr
     worker.join(timeout=20)
     assert not worker.is_alive(), "lock-step hung on a failed recognizer"
     assert isinstance(outcome[0], ValueError) and "1420251512" in str(outcome[0])
+
+
+def test_a_resumed_occasion_carries_the_doubts_of_its_game_into_the_next(grammar: Grammar) -> None:
+    """`listen --resume`: nobody listened between the record's end and now, so a game may have ended there; the
+    game the record was in passes that doubt on to the next game the speech opens."""
+    gap = Doubt(40.0, Role.CALLER, "", UNHEARD_END)
+    said = [_caller(grammar, 60, "B seven"), _caller(grammar, 70, "this game is completed")]
+    starts = [i for i in program_games(said, THREE_PLANS, begun=1, calls=2, doubts=(gap,)) if isinstance(i, GameStart)]
+    assert [(s.time, s.plan, s.doubts) for s in starts] == [(71.5, THREE_PLANS[1], (gap,))]

@@ -391,6 +391,22 @@ def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
     assert len(list(unjoined.stream(chunks(stream)))) == 2  # without joining, the pause cuts the call in two
 
 
+def test_an_utterance_closed_at_its_longest_is_heard_unsure(grammar: Grammar, model: Path) -> None:
+    """A hall that never goes quiet closes an utterance at `max_utterance`: what was read of it may not be all
+    that was said in it (hall audio at 5 dB swallowed a call so), so its hearing is unsure whatever was read."""
+    voice = Voice("en-us", 165)
+    edge = np.zeros(16000, np.int16)
+    said = np.concatenate([edge, speak("B seven.", voice), edge])
+    whole = WhisperRecognizer(grammar, model, WhisperSettings(whole_early=False), endpoint=HALL_CUTTING)
+    whole.set_step(grammar.step_intents("calling"))
+    assert [(h.text, h.uncertain) for h in whole.stream(chunks(said))] == [("b seven", False)]
+    cut = replace(HALL_CUTTING, max_utterance=0.5)
+    limited = WhisperRecognizer(grammar, model, WhisperSettings(whole_early=False), endpoint=cut)
+    limited.set_step(grammar.step_intents("calling"))
+    heard = list(limited.stream(chunks(said)))
+    assert heard and heard[0].uncertain, heard
+
+
 def test_a_whole_sure_call_is_given_out_before_the_hangover(grammar: Grammar, model: Path) -> None:
     """With the hall's cutting the hangover (0.6 s) outlasts a caller's pause inside a call; a call decoded ahead
     that is sure and whole is given out at once and closes its utterance, so a second saying 0.45 s later is a

@@ -138,6 +138,8 @@ class ConductCore:
         (A(5))."""
         self.unmatched_key: BoardKey | None = None
         self.prize_counted = False
+        self.plan_doubts: tuple[Doubt, ...] = ()
+        """Hearings where a game before this one may have ended unheard: the plan may be another game's."""
         self.dues: dict[str, Due] = {}
         self.not_called_heard: list[Ball] = []
         self.won_at = 0.0
@@ -197,7 +199,8 @@ class ConductCore:
     ) -> None:
         """A finding, judged by the rule of evidence, the same way for every clause.
 
-        It is a violation (or a warning) only when every hearing it rests on was sure and, for a finding made
+        It is a violation (or a warning) only when every hearing it rests on was sure (the game's place in the
+        hall's program among them, for a finding that rests on the plan: `plan_doubts`) and, for a finding made
         from an absence (`owed` in the rule pack: words that were not heard), no unsure hearing of the role that
         owed the words falls in the window where they were owed (`since`, by default the game's start, up to now,
         reaching back over the role's unsure hearings just before it: see `heard_unsure`). Otherwise it is
@@ -220,6 +223,8 @@ class ConductCore:
         if self.state_unsure and self.state_hearing is not None:
             h = self.state_hearing
             doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
+        if spec.plan:
+            doubts.extend(self.plan_doubts)
         if self.dropped_claim is not None:
             h = self.dropped_claim  # "no claim is being verified" rests on this bingo being none
             doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))

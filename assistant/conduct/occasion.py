@@ -20,6 +20,7 @@ class Occasion(ConductCore):
         self._reset_game()
         number = len(self.occasion.games) + 1
         self.game = GameRecord(number=number, plan=plan, start=self.now.time)
+        self.plan_doubts = self.now.plan_doubts
         self.occasion.games.append(self.game)
         self.hearings = self._carried_into_game(self.now.time)
         self.board = Board(game_number=number, plan=plan)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..messages import Ball, BoardKey, ClaimRecord, GamePlan, Meaning, Role, Utterance
+from ..messages import Ball, BoardKey, ClaimRecord, Doubt, GamePlan, Meaning, Role, Utterance
 
 
 @dataclass
@@ -15,6 +15,8 @@ class Now:
     utterance: Utterance | None = None
     meaning: Meaning | None = None
     plan: GamePlan | None = None
+    plan_doubts: tuple[Doubt, ...] = ()
+    """What makes the plan's game unsure (`GameStart.doubts`)."""
     key: BoardKey | None = None
     ending: bool = False
     """The recording or live session ends: a call still inside its repeat window is not held against it."""

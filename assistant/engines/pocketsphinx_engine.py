@@ -370,7 +370,7 @@ class PocketsphinxRecognizer:
             end=heard.end if heard.text else speech_end,
             text=heard.text,
             confidence=heard.confidence,
-            uncertain=heard.uncertain or noisy,
+            uncertain=heard.uncertain or noisy or endpointer.limited,
             words=heard.words,
             latency=latency,
             snr_db=snr,

@@ -168,7 +168,7 @@ class VoskRecognizer:
                     heard = self._finish(utt_start, event.time, results)
                     if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                         latency = max(0.0, chunk.end - event.time) + time.perf_counter() - fed_at
-                        yield replace(heard, latency=latency)
+                        yield replace(heard, latency=latency, uncertain=heard.uncertain or endpointer.limited)
             self.pending_since = utt_start if endpointer.in_speech else None
         for event in endpointer.flush():
             heard = self._finish(utt_start, event.time, results)

@@ -924,6 +924,8 @@ class WhisperRecognizer:
 
     def _emit(self, held: _Held) -> Iterator[Heard]:
         heard = self._fuse(held.heard, held.reading)
+        if held.limited:  # the hall never went quiet: more may have been said in it than was read
+            heard = replace(heard, uncertain=True)
         latency = max(held.latency, held.fed_until - held.speech_end)
         given = replace(heard, end=held.speech_end, latency=latency, snr_db=held.snr_db)
         if self.on_reading is not None:
@@ -959,7 +961,8 @@ class WhisperRecognizer:
         else:
             heard, reading, took = self._timed(np.concatenate(pieces).astype(np.int16), utt_start)
             latency = waited + took
-        return _Held(utt_start, speech_end, heard, reading, latency, fed_until, endpointer.speech_over_noise_db())
+        snr = endpointer.speech_over_noise_db()
+        return _Held(utt_start, speech_end, heard, reading, latency, fed_until, snr, endpointer.limited)
 
 
 class _Said(NamedTuple):
@@ -986,6 +989,8 @@ class _Held:
     latency: float
     fed_until: float
     snr_db: float | None
+    limited: bool = False
+    """Closed at the endpointer's longest utterance (`Endpointer.limited`)."""
 
 
 class _Recent:

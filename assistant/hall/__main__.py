@@ -16,7 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     verbs = parser.add_subparsers(dest="verb", required=True)
     bench = verbs.add_parser("bench", help="the scenario library as hall audio, checked from what is heard")
     bench.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} scenarios (about 2 minutes)")
-    bench.add_argument("--scenario", action="append", default=[], help="only this scenario (repeatable)")
+    bench.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        help="only this scenario (repeatable; its audio is what the whole library's run gives it)",
+    )
     bench.add_argument(
         "--condition",
         action="append",
@@ -25,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         help="condition N (repeatable; default 0-4): " + ", ".join(f"{i}={c.name}" for i, c in enumerate(CONDITIONS)),
     )
     bench.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument(
+        "--seed", type=int, default=0, help="the audio's seed: scenario K of the library gets SEED + K (default 0)"
+    )
     bench.add_argument("--details", action="store_true", help="show findings and hearings of sessions that differ")
     bench.add_argument("--engine", choices=ENGINES, default=None, help="recognizer (default from config)")
     add_option_flag(
