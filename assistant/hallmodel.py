@@ -321,16 +321,29 @@ def in_babble(speech: np.ndarray | None, snr: float | None, crowd: gen.Crowd, rn
     lead = int(rng.uniform(0.05, 0.5) * RATE)
     trail = int(rng.uniform(0.1, 0.6) * RATE)
     if speech is None:
-        n = int(rng.uniform(0.6, 2.5) * RATE)
-        level = real.LEVEL * 10 ** (-rng.uniform(0.0, 15.0) / 20)
-        out = crowd.babble(n) * level
-    else:
-        n = lead + len(speech) + trail
-        out = np.zeros(n)
-        out[lead : lead + len(speech)] = speech
-        if snr is not None:
-            power = real.loud_power(speech)
-            out += crowd.babble(n) * np.sqrt(power / 10 ** (snr / 10))
+        return _crowd_alone(int(rng.uniform(0.6, 2.5) * RATE), crowd, rng)
+    return _in_crowd(speech, lead, trail, snr, crowd, rng)
+
+
+def _crowd_alone(n: int, crowd: gen.Crowd, rng: random.Random) -> np.ndarray:
+    """`n` samples of babble alone, 0-15 dB under the hall's level, with the microphone's own noise."""
+    level = real.LEVEL * 10 ** (-rng.uniform(0.0, 15.0) / 20)
+    out = crowd.babble(n) * level
+    out += np.random.default_rng(rng.randrange(2**32)).normal(0.0, 2.0, n)
+    return hallset._int16(out)
+
+
+def _in_crowd(
+    speech: np.ndarray, lead: int, trail: int, snr: float | None, crowd: gen.Crowd, rng: random.Random
+) -> np.ndarray:
+    """Speech after `lead` samples and before `trail`, babble `snr` dB under its loud part all along (none when
+    None), with the microphone's own noise."""
+    n = lead + len(speech) + trail
+    out = np.zeros(n)
+    out[lead : lead + len(speech)] = speech
+    if snr is not None:
+        power = real.loud_power(speech)
+        out += crowd.babble(n) * np.sqrt(power / 10 ** (snr / 10))
     out += np.random.default_rng(rng.randrange(2**32)).normal(0.0, 2.0, n)
     return hallset._int16(out)
 
@@ -343,44 +356,20 @@ CUT_COVER = 0.9
 """The share of a saying's voiced span its cut must hold to be the saying's example."""
 
 
-def _cuts(stream: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """The utterances the hall's endpointer cuts from a stream: (first sample, the samples the engine decodes)."""
-    from .endpoint import HALL_CUTTING, Endpointer
-
-    endpointer = Endpointer(HALL_CUTTING)
-    cuts: list[tuple[int, np.ndarray]] = []
-    start, pieces = 0, []
-    step = RATE // 10
-    events = [e for k in range(0, len(stream), step) for e in endpointer.feed(stream[k : k + step])]
-    for event in [*events, *endpointer.flush()]:
-        if event.kind == "start":
-            start, pieces = round(event.time * RATE), [event.samples]
-        elif event.kind == "audio":
-            pieces.append(event.samples)
-        elif pieces:
-            cuts.append((start, np.concatenate(pieces)))
-            pieces = []
-    return cuts
-
-
 def as_cut(speech: np.ndarray | None, snr: float | None, crowd: gen.Crowd, rng: random.Random) -> np.ndarray | None:
     """Speech in seconds of continuous babble, cut as the engine's endpointer cuts it: babble the cut joins to the
     saying stays with it, as in a hall. The cut that holds `CUT_COVER` of the saying's voiced span; None when no
     cut does (the saying split or missed: `in_babble` makes its example then). Babble alone (`speech` None): the
     first stretch the endpointer opens on it, or None."""
+    from .endpoint import HALL_CUTTING
+
     lead = int(rng.uniform(*CUT_LEAD) * RATE)
     trail = int(rng.uniform(*CUT_TRAIL) * RATE)
     if speech is None:
-        n = lead + trail
-        out = crowd.babble(n) * real.LEVEL * 10 ** (-rng.uniform(0.0, 15.0) / 20)
+        stream = _crowd_alone(lead + trail, crowd, rng)
     else:
-        n = lead + len(speech) + trail
-        out = np.zeros(n)
-        out[lead : lead + len(speech)] = speech
-        if snr is not None:
-            out += crowd.babble(n) * np.sqrt(real.loud_power(speech) / 10 ** (snr / 10))
-    out += np.random.default_rng(rng.randrange(2**32)).normal(0.0, 2.0, n)
-    cuts = _cuts(hallset._int16(out))
+        stream = _in_crowd(speech, lead, trail, snr, crowd, rng)
+    cuts = [(round(start * RATE), samples) for start, _, samples in hallset.utterances(stream, HALL_CUTTING)]
     if speech is None:
         return cuts[0][1] if cuts else None
     loud = np.flatnonzero(np.abs(speech) > 0.05 * float(np.max(np.abs(speech)) or 1.0))

@@ -413,19 +413,28 @@ CUT_KINDS = ("whole", "split", "joined", "late start", "early end", "missed")
 def cut(samples: np.ndarray, settings: Any) -> list[tuple[float, float]]:
     """(start, end) of every utterance the endpointer cuts from `samples` (no recognizer), or a voice-activity
     candidate (`bench.vad`: anything with its own `cuts`)."""
-    from ..endpoint import Endpointer
-
     if hasattr(settings, "cuts"):
         return list(settings.cuts(samples))
+    return [(start, end) for start, end, _ in utterances(samples, settings)]
+
+
+def utterances(samples: np.ndarray, settings: Any) -> list[tuple[float, float, np.ndarray]]:
+    """Every utterance the endpointer cuts from `samples`: its start, the end of its speech, and the samples a
+    streaming engine decodes of it (pre-roll through the hangover)."""
+    from ..endpoint import Endpointer
+
     endpointer = Endpointer(settings)
-    out: list[tuple[float, float]] = []
-    start = 0.0
+    out: list[tuple[float, float, np.ndarray]] = []
+    start, pieces = 0.0, []
     events = [e for chunk in audio.chunks(samples, 0.1) for e in endpointer.feed(chunk.samples)]
     for event in events + list(endpointer.flush()):
         if event.kind == "start":
-            start = event.time
-        elif event.kind == "end":
-            out.append((start, event.time))
+            start, pieces = event.time, [event.samples]
+        elif event.kind == "audio":
+            pieces.append(event.samples)
+        else:
+            out.append((start, event.time, np.concatenate(pieces) if pieces else np.zeros(0, np.int16)))
+            pieces = []
     return out
 
 
