@@ -8,6 +8,11 @@ and in a hall it stays far below the caller on the microphone, while the pause b
 its number is short. So babble neither joins a call nor bridges the quiet between two sayings, and a caller's
 "B ... eleven" stays one utterance (issue 19, `python -m assistant.bench cuts`). A maximum length closes an
 utterance even if the hall never goes quiet.
+
+Speech barely over a crowd may open no utterance, or one too short to decode. The endpointer reports such a
+stirring when it comes near the level of the speaker's speech the engine heard sure; where that level is so low
+that a little quieter would stir nothing, every stretch of quiet is one. The engines give a stirring as an unsure
+hearing of nothing, so the rule of evidence sees that something may have been said there (issue 19, session 14).
 """
 
 from __future__ import annotations
@@ -55,6 +60,22 @@ class EndpointSettings:
     """Frames averaged (in power) for opening an utterance and for where speech ends."""
     close_smoothing: int = 3
     """Frames averaged (in power) for keeping an utterance open."""
+    stir_db: float = 8.0
+    """Outside an utterance, a frame this far above the noise (and over `min_level_db`) may be speech: ..."""
+    stir_frames: int = 3
+    """... and this many of them within `stir_window` frames, short of opening an utterance, are a stirring: speech
+    may have stood there under the crowd, and nothing was decoded of it. An utterance closed with less voiced time
+    than `min_speech` is one too. 0: none reported. (Issue 19: at 5 dB a caller's call may open no utterance, and
+    the rule of evidence must see that something may have been said there.)"""
+    stir_window: int = 6
+    """Frames (10 ms) over which `stir_frames` are counted."""
+    stir_below_db: float = 6.0
+    """A stirring is reported only if its loudest level over the noise comes within this many dB of the median
+    loudest level of the utterances the engine last heard sure (`STIR_REFERENCE`, `Endpointer.heard_speaker`): a
+    crowd's flicker far under the speaker's own level is not the speaker, and before any sure hearing none is
+    reported. And when that median stands less than `onset_db` + this over the noise, a saying
+    this much quieter than the speaker's usual would open nothing and may stir nothing either: the quiet between
+    utterances proves nothing, and each stretch of it is reported as a stirring (`unproven`)."""
 
 
 HALL_CUTTING = EndpointSettings(below_peak_db=15.0, hangover=0.6, close_smoothing=20)
@@ -67,15 +88,25 @@ and vosk keep `EndpointSettings()` (with the 0.6 s hangover pocketsphinx heard a
 one"). A benchmark's `--option endpoint.NAME=VALUE` changes it from here for the Whisper engines."""
 
 
+STIR_REFERENCE = 15
+"""Utterances heard sure whose loudest levels set the level a stirring must come near: the speaker's own, as the
+stream has heard it lately (`Endpointer.heard_speaker`). The crowd opens utterances too, and a floor employee who
+speaks seldom would be outnumbered by them; they are seldom heard sure."""
+
+
 @dataclass(frozen=True)
 class SpeechEvent:
     """What the endpointer saw in one chunk: audio to feed, and where utterances begin and end."""
 
     kind: str
-    """'start' (samples = pre-roll and onset), 'audio' (samples inside an utterance), 'end' (samples = tail)."""
+    """'start' (samples = pre-roll and onset), 'audio' (samples inside an utterance), 'end' (samples = tail),
+    'stir' (speech may have been here and opened no utterance, or one too short to decode; no samples)."""
     time: float
-    """Stream time of the first sample of `samples` ('start', 'audio') or of the end of speech ('end')."""
+    """Stream time of the first sample of `samples` ('start', 'audio'), of the end of speech ('end'), or where the
+    stirring began ('stir')."""
     samples: np.ndarray
+    until: float = 0.0
+    """Where a stirring ended ('stir')."""
 
 
 class Endpointer:
@@ -104,6 +135,16 @@ class Endpointer:
         self._cut_floor = 0.0
         self._quiet_frames = 0  # frames since the last loud one (where speech may have ended)
         self._closing_frames = 0  # frames since the utterance was last held open (the hangover runs on these)
+        self._over: deque[float] = deque(maxlen=max(s.onset_window, s.stir_window))  # the frames' levels over noise
+        self._stirs: deque[bool] = deque(maxlen=max(1, s.stir_window))  # frames that may be speech, outside one
+        self._utt_peak = 0.0  # the loudest level over the noise of the utterance in progress
+        self._peaks: deque[float] = deque(maxlen=STIR_REFERENCE)  # ... of the last utterances heard sure
+        self._stir_start: int | None = None  # sample index where the stirring in progress began
+        self._stir_end = 0
+        self._stir_peak = 0.0
+        self._after_close = 0  # frames left in which no stirring begins (the closed utterance's own tail)
+        self._reference: float | None = None  # the median of _peaks: the speaker's usual level over the noise
+        self._quiet_from: int | None = None  # sample index where the quiet since the last utterance began
         self.limited = False
         """The utterance just closed was closed at `max_utterance`, the hall never quiet: what was decoded of it
         may not be all that was said in it, and the engines give its hearing as unsure."""
@@ -157,10 +198,18 @@ class Endpointer:
                     self._add_noise(level)
                 self._history.append(frame)
                 self._recent.append(voiced)
+                self._over.append(level - noise)
+                if self._after_close:
+                    self._after_close -= 1
                 if sum(self._recent) >= s.onset_frames:
+                    self._stir_start = None  # it was the utterance's onset
+                    self._utt_peak = max(list(self._over)[-s.onset_window :])
                     self._in_speech = True
                     pre = np.concatenate(list(self._history))
                     self._utt_start = self._position - len(pre)
+                    if self.unproven and self._quiet_from is not None and self._utt_start > self._quiet_from:
+                        yield self._stir(self._quiet_from, self._utt_start)
+                    self._quiet_from = None
                     self._last_voiced = self._position
                     self._voiced_frames = sum(self._recent)
                     self._levels = []
@@ -169,14 +218,24 @@ class Endpointer:
                     self._closing_frames = 0
                     self._history.clear()
                     self._recent.clear()
+                    self._stirs.clear()
                     self.limited = False
                     yield SpeechEvent("start", self._utt_start / RATE, pre)
                     out, out_start = [], self._position
+                elif self.unproven and self._quiet_from is not None:
+                    self._stir_start = None  # the stretch covers it
+                    if self._position - self._quiet_from >= s.max_utterance * RATE:
+                        yield self._stir(self._quiet_from, self._position)
+                        self._quiet_from = self._position
+                else:
+                    may_be = level >= s.min_level_db and level > noise + s.stir_db
+                    yield from self._stirring(may_be and (not self._after_cut or level > self._cut_floor))
                 continue
             if not out:
                 out_start = self._position - FRAME
             out.append(frame)
             self._levels.append(level)
+            self._utt_peak = max(self._utt_peak, level - noise)
             loud = level >= s.min_level_db and level > noise + s.offset_db
             held = self._long_level
             self._peak = max(self._peak, held)
@@ -202,8 +261,72 @@ class Endpointer:
                         self._add_noise(past)
                 end = self._last_voiced if not too_long else self._position
                 yield SpeechEvent("end", end / RATE, np.zeros(0, dtype=np.int16))
+                yield from self._closed(end)
         if self._in_speech and out:
             yield SpeechEvent("audio", out_start / RATE, np.concatenate(out))
+
+    def _stirring(self, may_be: bool) -> Iterator[SpeechEvent]:
+        """Outside an utterance: follow a stirring (frames that may be speech, short of an onset); report it when
+        it is over."""
+        s = self.settings
+        if not s.stir_frames:
+            return
+        self._stirs.append(may_be)
+        if sum(self._stirs) >= s.stir_frames and not self._after_close and self._noise_level is not None:
+            if self._stir_start is None:
+                self._stir_start = self._position - len(self._stirs) * FRAME
+                self._stir_peak = -np.inf
+            self._stir_peak = max(self._stir_peak, max(list(self._over)[-len(self._stirs) :]))
+        if may_be and self._stir_start is not None:
+            self._stir_end = self._position
+        if self._stir_start is not None and not any(self._stirs):
+            yield from self._stirred(self._stir_start, self._stir_end, self._stir_peak)
+            self._stir_start = None
+
+    def _stirred(self, start: int, end: int, peak: float) -> Iterator[SpeechEvent]:
+        if self._reference is None:
+            return  # no speech of the stream's own yet: nothing to tell the speaker from the crowd by
+        if peak >= self._reference - self.settings.stir_below_db:
+            yield self._stir(start, end)
+
+    @staticmethod
+    def _stir(start: int, end: int) -> SpeechEvent:
+        return SpeechEvent("stir", start / RATE, np.zeros(0, dtype=np.int16), until=end / RATE)
+
+    def heard_speaker(self, peak: float) -> None:
+        """The engine heard an utterance sure whose loudest level over the noise was `peak` (`last_peak`): that is
+        how loud the speaker stands over this hall."""
+        self._peaks.append(peak)
+        self._reference = float(np.median(np.fromiter(self._peaks, dtype=np.float64)))
+
+    @property
+    def unproven(self) -> bool:
+        """The speaker's usual level stands so little over the noise (under `onset_db` + `stir_below_db`) that the
+        quiet between utterances proves nothing: each stretch of it is reported as a stirring."""
+        s = self.settings
+        return bool(s.stir_frames) and self._reference is not None and self._reference < s.onset_db + s.stir_below_db
+
+    @property
+    def stirring_since(self) -> float | None:
+        """Where the stirring not yet reported began (stream time), or None: until it is reported, time passing
+        is no proof of quiet."""
+        if self._in_speech:
+            return None
+        if self.unproven and self._quiet_from is not None:
+            return self._quiet_from / RATE
+        return None if self._stir_start is None else self._stir_start / RATE
+
+    def _closed(self, end: int) -> Iterator[SpeechEvent]:
+        """An utterance closed (its 'end' given): too short to decode, it is a stirring; long enough, its level is
+        the speaker's. An utterance closed at its longest is the crowd's as likely as anyone's, and is neither."""
+        s = self.settings
+        self._after_close = round(s.hangover * RATE / FRAME)
+        self._quiet_from = end
+        self._recent.clear()
+        self._over.clear()
+        self._stirs.clear()
+        if self.voiced_seconds() < s.min_speech and s.stir_frames:
+            yield from self._stirred(self._utt_start, max(end, self._utt_start), self._utt_peak)
 
     def cut(self) -> None:
         """The utterance in progress has been heard whole before its hangover ran out (the listener knows it is
@@ -217,7 +340,16 @@ class Endpointer:
         self._after_cut = round(s.hangover * RATE / FRAME)
         self._cut_floor = self._peak - s.below_peak_db
         self._history.clear()
+        self._after_close = self._after_cut
+        self._quiet_from = self._position
         self._recent.clear()
+        self._over.clear()
+        self._stirs.clear()
+
+    @property
+    def last_peak(self) -> float:
+        """The loudest level over the noise (30 ms) of the utterance in progress or the last one."""
+        return self._utt_peak
 
     @property
     def speech_end(self) -> float:
@@ -243,4 +375,12 @@ class Endpointer:
         """The stream ended: close an open utterance."""
         if self._in_speech:
             self._in_speech = False
+            self.limited = False
             yield SpeechEvent("end", self._last_voiced / RATE, np.zeros(0, dtype=np.int16))
+            yield from self._closed(self._last_voiced)
+        elif self.unproven and self._quiet_from is not None and self._position > self._quiet_from:
+            yield self._stir(self._quiet_from, self._position)
+            self._quiet_from = None
+        elif self._stir_start is not None:
+            yield from self._stirred(self._stir_start, self._stir_end, self._stir_peak)
+            self._stir_start = None

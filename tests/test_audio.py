@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import itertools
 import random
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from crowded import calls_in_crowd
 
 from assistant.audio import (
     RATE,
@@ -226,6 +229,49 @@ def test_an_utterance_the_crowd_holds_open_is_closed_at_its_longest_and_says_so(
     first, *rest = spans
     assert first[1] - first[0] >= HALL_CUTTING.max_utterance - 0.1 and first[2], spans
     assert rest and not any(limited for _, _, limited in rest), spans
+
+
+def _listen(samples: np.ndarray, settings: EndpointSettings) -> tuple[list[tuple[str, float, float]], Endpointer]:
+    """Utterances long enough to decode ('u') and stirrings ('s'), each utterance taken as heard sure (as an
+    engine tells the endpointer its speaker's level)."""
+    endpointer = Endpointer(settings)
+    found: list[tuple[str, float, float]] = []
+    opened = 0.0
+    events = (event for chunk in chunks(samples) for event in endpointer.feed(chunk.samples))
+    for event in itertools.chain(events, endpointer.flush()):
+        if event.kind == "start":
+            opened = event.time
+        elif event.kind == "end" and endpointer.voiced_seconds() >= settings.min_speech:
+            found.append(("u", opened, event.time))
+            endpointer.heard_speaker(endpointer.last_peak)
+        elif event.kind == "stir":
+            found.append(("s", event.time, event.until))
+    return found, endpointer
+
+
+def test_a_call_under_the_crowd_that_opens_no_utterance_to_decode_is_a_stirring() -> None:
+    """Calls 7 dB over real-speech babble: the caller's usual level stands so little over the crowd that a call
+    may open no utterance, or one too short to decode (the fourth call here); before, nothing of it reached the
+    rule of evidence, and a repeat lost so was taken as unsaid. Every call after the first (which sets the
+    speaker's level) is now an utterance or a stirring, and the quiet between them is no proof of quiet."""
+    samples, spans = calls_in_crowd(7.0)
+    found, endpointer = _listen(samples, HALL_CUTTING)
+    assert endpointer.unproven
+    for start, end in spans[1:]:
+        assert any(a < end and b > start for _, a, b in found), (start, end, found)
+    off, _ = _listen(samples, replace(HALL_CUTTING, stir_frames=0))
+    assert any(not any(a < end and b > start for _, a, b in off) for start, end in spans[1:]), off
+
+
+def test_quiet_between_calls_far_over_the_crowd_is_proof_of_quiet() -> None:
+    """Calls 20 dB over real-speech babble, then two minutes of the crowd alone: no stirring. The crowd flickers
+    near an utterance's onset once (at 69 s), far under the caller's level, which a stirring must come near."""
+    samples, _ = calls_in_crowd(20.0, after=120.0)
+    found, endpointer = _listen(samples, HALL_CUTTING)
+    assert not endpointer.unproven
+    assert [f for f in found if f[0] == "s"] == []
+    ungated, _ = _listen(samples, replace(HALL_CUTTING, stir_below_db=float("inf")))
+    assert [f for f in ungated if f[0] == "s"], "the crowd's flicker this test is about is gone: choose another"
 
 
 def _whole(stream: hallset.HallStream, settings: EndpointSettings) -> int:

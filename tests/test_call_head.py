@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from crowded import calls_in_crowd
 from recorded import recordings_grammar
 
 from assistant.audio import chunks, read_wav
@@ -269,3 +270,61 @@ def test_thresholds_are_chosen_for_sure_and_wrong() -> None:
     # two sure and wrong at 0.97 and above; at most 0.1 % of 1000 (one) may be wrong: the threshold is above 0.97
     assert hallmodel.choose_sure_at(p, labels) > 0.97
     assert hallmodel.choose_sure_at(p, labels, sure_wrong=0.002) == pytest.approx(0.95)
+
+
+def test_a_first_saying_the_decoder_misread_agrees_when_the_head_heard_the_second_s_ball_in_both(
+    hall: WhisperRecognizer,
+) -> None:
+    """Session 13's held-out dump: "N thirty one" said twice, the decoder reading the first as N 41 (the head: N 31
+    at 0.87), the second N 31 sure by both readers. The decoder's two readings disagree, but the head heard N 31
+    in both: the pair agrees and the second saying stays sure. Where the head heard it only weakly in the first,
+    the two sayings are one doubt, as before."""
+    from assistant.engines import Heard
+
+    second = Reading("n thirty one", 0.99, {31: 0.99}, 31, head=(31, 0.89))
+    heard = Heard(start=3.0, end=4.0, text="n thirty one", confidence=0.99, uncertain=False)
+
+    def fused(first_head: tuple[int, float]) -> Heard:
+        first = Reading("n forty one", 0.9, {41: 0.9, 31: 0.05}, 41, head=first_head)
+        hall._last_call = None
+        hall._fuse(Heard(start=0.0, end=1.0, text="n forty one", confidence=0.5, uncertain=True), first)
+        return hall._fuse(heard, second)
+
+    assert not fused((31, 0.87)).uncertain
+    assert fused((31, 0.4)).uncertain
+    assert fused((41, 0.87)).uncertain
+    settings = hall.settings
+    hall.settings = replace(settings, head_pairs=False)
+    try:
+        assert fused((31, 0.87)).uncertain
+    finally:
+        hall.settings = settings
+
+
+def test_the_hall_engine_gives_what_it_could_not_make_out_under_the_crowd_as_unsure_nothing(
+    hall: WhisperRecognizer, grammar: Grammar
+) -> None:
+    """calls.wav 7 dB over real-speech babble: every call after the first is a hearing, and where nothing could be
+    made out it is an unsure hearing of nothing (a stirring, or the quiet the caller's level cannot prove), given in
+    stream order, never over a hearing it gave."""
+    samples, spans = calls_in_crowd(7.0)
+    hall.set_step(grammar.step_intents("calling"))
+    heard = list(hall.stream(chunks(samples, 0.1)))
+    assert [h.start for h in heard] == sorted(h.start for h in heard)
+    for start, end in spans[1:]:
+        assert any(h.start < end and h.end > start for h in heard), (start, end, heard)
+    nothing = [h for h in heard if h.text == "" and h.confidence == 0.0]
+    assert nothing and all(h.uncertain for h in nothing)
+    said = [h for h in heard if h.text]
+    assert not any(n.start < s.end - 0.05 and n.end > s.start + 0.05 for n in nothing for s in said)
+
+
+def test_two_calls_in_one_breath_are_a_doubt_when_the_head_heard_one(hall: WhisperRecognizer) -> None:
+    """ "B thirty two" (a call naming no ball) said into the caller's microphone, read "b three n thirty two" at 0.97
+    by the decoder on one machine, the head hearing N 32 at 0.52: no single call, so no veto reached it, and two
+    balls went on the board for sure. The head hears one call or none: two calls where it gave a label are unsure."""
+    two = Reading("b three n thirty two", 0.97, {}, None, intents=("call", "call"))
+    assert hall._weigh(two, _posterior(32, 0.52)).confidence <= HEAD_DOUBT
+    assert hall._weigh(two, _posterior(32, 0.2)).confidence == pytest.approx(0.97)
+    phrase = Reading("this game is completed", 0.97, {}, None, intents=("game-completed",))
+    assert hall._weigh(phrase, _posterior(32, 0.52)).confidence == pytest.approx(0.97)

@@ -8,6 +8,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,10 @@ import pytest
 
 from assistant.audio import FileSource, from_samples, read_wav, write_wav
 from assistant.bench.audio import Crowd, add_babble
+from assistant.bench.real import real_crowd
+from assistant.endpoint import HALL_CUTTING
 from assistant.grammar import Grammar
-from assistant.hall.check import check_chunks, check_recording, check_script
+from assistant.hall.check import check_chunks, check_recording, check_script, make_recognizers
 from assistant.hall.long import occasion_games
 from assistant.hall.render import (
     CALLER,
@@ -159,6 +162,34 @@ def test_a_repeat_drowned_in_babble_is_uncertain_never_a_violation(grammar: Gram
     assert "perhaps said in the unsure hearing at 00:" in owed.message, "the drowned repeat must be listed for review"
     for f in found:
         assert f.heard.strip()
+
+
+def test_a_repeat_said_under_the_crowd_is_uncertain_never_a_violation(grammar: Grammar, settings: Settings) -> None:
+    """The caller 7 dB over real-speech babble, and the repeat of B seven 6 dB quieter still: it opens no utterance
+    and stirs too little to be told from the crowd. The caller's usual level stands so little over the crowd that
+    the quiet after the first saying proves nothing: it is heard as unsure speech, and A(3) is uncertain, naming it.
+    Without stirrings the same audio gave a violation (a call said twice, accused of being said once)."""
+    items = parse_script(REPEATED, grammar)
+    rendering = render(items, seed=3)
+    repeat = rendering.spoken[2]
+    caller = rendering.samples[:, CALLER].astype(np.float64)
+    caller[int(repeat.start * 16000) : int(repeat.end * 16000)] *= 10 ** (-6 / 20)
+    rng = random.Random(1)
+    crowd = real_crowd(random.Random(1), part="test")
+    samples = rendering.samples.copy()
+    samples[:, CALLER] = add_babble(caller.astype(np.int16), speech_power(rendering, CALLER), 7.0, rng, crowd)
+    recording = from_samples(samples, 16000)
+    plan = parse_plan(REPEATED.splitlines()[0])
+    result = check_recording(recording, plan, settings, grammar)
+    found = result.occasion.all_findings()
+    assert violations(found) == Counter()
+    owed = next(f for f in found if f.code == "call-not-repeated")
+    assert owed.severity is Severity.UNCERTAIN and "perhaps said in the unsure hearing at 00:" in owed.message
+    hidden = [u for u in result.inputs if isinstance(u, Utterance) and u.text == "" and u.uncertain]
+    assert any(u.start <= repeat.start + 0.5 and u.end >= repeat.start for u in hidden), hidden
+    deaf = make_recognizers(2, settings, grammar, {"endpoint": replace(HALL_CUTTING, stir_frames=0)})
+    before = check_recording(recording, plan, settings, grammar, recognizers=deaf)
+    assert violations(before.occasion.all_findings())[("A(3)", "call-not-repeated")] == 1
 
 
 def test_stream_reads_a_wav_chunk_by_chunk_with_a_progress_bar(

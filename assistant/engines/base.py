@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from ..audio import AudioChunk
+from ..endpoint import SpeechEvent
 
 
 class EngineError(Exception):
@@ -43,6 +44,12 @@ class Heard:
     """Seconds from the end of speech (in stream time) to the result being available."""
     snr_db: float | None = None
     """How far the speech stood above the background (streamed utterances; None for a cut one)."""
+
+
+def stirring(event: SpeechEvent) -> Heard:
+    """The endpointer's 'stir': speech may have been here under the crowd and nothing was decoded of it. An unsure
+    hearing of nothing, so that the rule of evidence never takes the words owed there as unsaid."""
+    return Heard(start=event.time, end=max(event.until, event.time), text="", confidence=0.0, uncertain=True)
 
 
 class Recognizer(Protocol):

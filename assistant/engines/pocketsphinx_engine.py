@@ -23,7 +23,7 @@ import numpy as np
 from ..audio import RATE, AudioChunk
 from ..endpoint import Endpointer, EndpointSettings
 from ..grammar import Grammar
-from .base import EngineError, Heard, WordTiming
+from .base import EngineError, Heard, WordTiming, stirring
 
 EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra.dict"
 PAUSE = "pause_"
@@ -347,12 +347,16 @@ class PocketsphinxRecognizer:
                     self._feed(event.samples)
                 elif event.kind == "audio":
                     self._feed(event.samples)
+                elif event.kind == "stir":
+                    yield stirring(event)
                 else:
                     yield from self._close(endpointer, event.time, utt_start, chunk.end, fed_at)
-            self.pending_since = utt_start if endpointer.in_speech else None
+            self.pending_since = utt_start if endpointer.in_speech else endpointer.stirring_since
         for event in endpointer.flush():
-            end = event.time
-            yield from self._close(endpointer, end, utt_start, end, time.perf_counter())
+            if event.kind == "stir":
+                yield stirring(event)
+            else:
+                yield from self._close(endpointer, event.time, utt_start, event.time, time.perf_counter())
         self.pending_since = None
 
     def _close(
@@ -365,12 +369,15 @@ class PocketsphinxRecognizer:
         noisy = snr is not None and snr < self.settings.min_snr_db
         waited = max(0.0, fed_until - speech_end)  # stream time the endpointer needed to be sure
         latency = waited + (time.perf_counter() - fed_at)
+        uncertain = heard.uncertain or noisy or endpointer.limited
+        if not uncertain:
+            endpointer.heard_speaker(endpointer.last_peak)
         yield Heard(
             start=heard.start if heard.text else utt_start,
             end=heard.end if heard.text else speech_end,
             text=heard.text,
             confidence=heard.confidence,
-            uncertain=heard.uncertain or noisy or endpointer.limited,
+            uncertain=uncertain,
             words=heard.words,
             latency=latency,
             snr_db=snr,

@@ -18,7 +18,7 @@ from ..audio import RATE, AudioChunk
 from ..endpoint import Endpointer, EndpointSettings
 from ..grammar import Grammar
 from ..messages import Ball
-from .base import EngineError, Heard, WordTiming
+from .base import EngineError, Heard, WordTiming, stirring
 
 UNKNOWN = "[unk]"
 
@@ -164,13 +164,21 @@ class VoskRecognizer:
                     self._feed(event.samples, results)
                 elif event.kind == "audio":
                     self._feed(event.samples, results)
+                elif event.kind == "stir":
+                    yield stirring(event)
                 else:
                     heard = self._finish(utt_start, event.time, results)
                     if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                         latency = max(0.0, chunk.end - event.time) + time.perf_counter() - fed_at
-                        yield replace(heard, latency=latency, uncertain=heard.uncertain or endpointer.limited)
-            self.pending_since = utt_start if endpointer.in_speech else None
+                        uncertain = heard.uncertain or endpointer.limited
+                        if not uncertain:
+                            endpointer.heard_speaker(endpointer.last_peak)
+                        yield replace(heard, latency=latency, uncertain=uncertain)
+            self.pending_since = utt_start if endpointer.in_speech else endpointer.stirring_since
         for event in endpointer.flush():
+            if event.kind == "stir":
+                yield stirring(event)
+                continue
             heard = self._finish(utt_start, event.time, results)
             if endpointer.voiced_seconds() >= self.endpoint_settings.min_speech:
                 yield heard
