@@ -293,15 +293,16 @@ def test_a_microphone_that_stops_or_mutes_and_returns_leaves_an_unsure_gap_not_a
 
 def test_listening_that_falls_behind_drops_audio_marked_in_the_record(hall: VirtualHall, tmp_path: Path) -> None:
     """`listen` is frozen for 4 s (SIGSTOP: a machine too busy to listen) from 19.5 s of the compliant demo game,
-    with `[audio] max_behind = 1.0`: when it runs again the devices hand it the 4 s at once; each time a second
-    of it waits, what waits is dropped so that listening goes on from the present (the second "O sixty four" at
-    20.6 s is lost). It says so in one line, and the dropped stretch is an unsure hearing: no violation."""
+    with `[audio] max_behind = 2.0`: when it runs again the devices hand it the 4 s at once; each time two seconds
+    of it wait, what waits is dropped so that listening goes on from the present (the second "O sixty four" at
+    20.6 s is lost). It says so in one line, and the dropped stretch is an unsure hearing: no violation. (Two
+    seconds, not one: on a 2-core machine a decode of each channel's first call can keep a chunk waiting a second.)"""
     wav = FIXTURES / "demo_game.wav"
     plan = plan_of(FIXTURES / "demo_game.txt", tmp_path)
     game = read_wav(wav)
     db = tmp_path / "live.db"
     config = tmp_path / "hall.toml"
-    config.write_text("[audio]\nmax_behind = 1.0\n", encoding="utf-8")
+    config.write_text("[audio]\nmax_behind = 2.0\n", encoding="utf-8")
     args: list[object] = ["--caller-device", "caller_mic", "--floor-device", "floor_mic", "--plan", plan]
     process, _ = start_listen(hall, [*args, "--db", db, "--voice", "silent"], config)
     players = [hall.play("floor_mic", game.channels[1]), hall.play("caller_mic", game.channels[0])]
@@ -317,7 +318,7 @@ def test_listening_that_falls_behind_drops_audio_marked_in_the_record(hall: Virt
 
     assert process.returncode == 0, out + err
     told = [line for line in err.splitlines() if line.startswith("audio: ")]
-    assert told and all("fell 1 s behind" in line for line in told), err
+    assert told and all("fell 2 s behind" in line for line in told), err
     live = essence(report(db))
     assert live[0]["calls"] == ["B7", "I22", "N38", "G51", "O64", "B12"] and live[0]["status"] == "completed"
     findings = live[0]["findings"]
