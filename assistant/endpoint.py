@@ -322,9 +322,7 @@ class Endpointer:
         s = self.settings
         self._after_close = round(s.hangover * RATE / FRAME)
         self._quiet_from = end
-        self._recent.clear()
-        self._over.clear()
-        self._stirs.clear()
+        self._forget_frames()
         if self.voiced_seconds() < s.min_speech and s.stir_frames:
             yield from self._stirred(self._utt_start, max(end, self._utt_start), self._utt_peak)
 
@@ -342,6 +340,10 @@ class Endpointer:
         self._history.clear()
         self._after_close = self._after_cut
         self._quiet_from = self._position
+        self._forget_frames()
+
+    def _forget_frames(self) -> None:
+        """An utterance closed: the frames before it open nothing and stir nothing after it."""
         self._recent.clear()
         self._over.clear()
         self._stirs.clear()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.audio import RATE, chunks, read_wav
-from assistant.bench import real
-from assistant.endpoint import HALL_CUTTING, Endpointer
+from assistant.audio import RATE, read_wav
+from assistant.bench import hallset, real
+from assistant.endpoint import HALL_CUTTING
 
 FIXTURES = Path(__file__).resolve().parent.parent / "audio_fixtures"
 
@@ -18,14 +18,7 @@ def calls_in_crowd(snr_db: float, after: float = 0.0) -> tuple[np.ndarray, list[
     """calls.wav (six calls) 3 s into real-speech babble at `snr_db` (speech power over the crowd's), `after`
     seconds of the crowd alone after it; and where each call is in the mix (its utterance in the clean audio)."""
     speech = read_wav(FIXTURES / "calls.wav").channels[0].astype(np.float64)
-    clean = Endpointer(HALL_CUTTING)
-    spans, opened = [], 0.0
-    for chunk in chunks(speech.astype(np.int16)):
-        for event in clean.feed(chunk.samples):
-            if event.kind == "start":
-                opened = event.time
-            elif event.kind == "end":
-                spans.append((opened + 3.0, event.time + 3.0))
+    spans = [(start + 3.0, end + 3.0) for start, end in hallset.cut(speech.astype(np.int16), HALL_CUTTING)]
     voiced = speech[np.abs(speech) > 1000]
     lead = np.zeros(3 * RATE)
     crowd = real.real_crowd(random.Random(1), part="test").babble(len(speech) + len(lead) + int(after * RATE))

@@ -728,9 +728,7 @@ class WhisperRecognizer:
             alone = self.settings.head_writes and q >= self.settings.head_alone
             if top and alone and not goes_on(top) and seconds <= self.settings.head_longest:
                 return self._heads_call(reading, posterior, top)
-            if reading.intents.count("call") > 1 and q >= self.settings.head_doubt:
-                # two calls in one breath, where the head, which hears one call or none, heard one label: a doubt
-                # ("B thirty two" said, read "b three n thirty two" at 0.97 with the head at N 32, 0.52)
+            if self._vetoed(replace(reading, head=(top, q))):
                 return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
             return replace(reading, head=(top, q))
         if (
@@ -773,8 +771,12 @@ class WhisperRecognizer:
         return self.settings.min_confidence + (1 - self.settings.min_confidence) * q
 
     def _vetoed(self, reading: Reading) -> bool:
-        """The call head, sure enough, heard another label than this reading's call."""
-        if self._head is None or reading.head is None or reading.single_call is None:
+        """The call head, sure enough, heard another label than this reading's call. A reading of two calls in one
+        breath is no one call: any label the head, which hears one call or none, gave it is another ("B thirty
+        two" said, read "b three n thirty two" at 0.97 with the head at N 32, 0.52)."""
+        if self._head is None or reading.head is None:
+            return False
+        if reading.single_call is None and reading.intents.count("call") < 2:
             return False
         label, q = reading.head
         return label != reading.single_call and q >= self.settings.head_doubt
