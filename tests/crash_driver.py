@@ -94,12 +94,18 @@ def session_script(seed: int, games: int = 5, calls: int = 28) -> str:
 
 
 def run(db: Path, script: Path) -> int:
-    """Feed the script, resuming the open occasion of this script when there is one; returns the occasion id."""
+    """Feed the script, resuming the open occasion of this script when there is one; returns the occasion id.
+
+    An occasion this script closed already (killed after closing, before exiting) is replayed against its record,
+    as `check --resume` does, not started again.
+    """
     grammar = Grammar.load()
     items = read_script(script, grammar)
     with Store.open(db) as store:
         source = str(script)
-        occasion = store.latest_open_occasion(source) or store.start_occasion(source=source)
+        occasion = (
+            store.latest_open_occasion(source) or store.latest_occasion(source) or store.start_occasion(source=source)
+        )
         journal = Journal(store, occasion)
         procedure = Procedure(RulePack.load(), grammar, ProcedureSettings(), journal.forward())
         for item in items:

@@ -117,6 +117,19 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(
     assert_same_record(db, uninterrupted)
 
 
+def test_a_run_killed_after_closing_its_occasion_is_replayed_not_started_again(
+    tmp_path: Path, script: Path, uninterrupted: Path
+) -> None:
+    # The kill loop above can land between the close's commit and the process's exit (CI, session 14): the next
+    # run must find the closed occasion and replay against it, not open a second one.
+    db = tmp_path / "closed.db"
+    db.write_bytes(uninterrupted.read_bytes())
+    again = subprocess.run([sys.executable, str(DRIVER), str(db), str(script)], capture_output=True, timeout=120)
+    assert again.returncode == 0, again.stderr.decode(errors="replace")[-2000:]
+    assert_same_record(db, uninterrupted)
+    assert recorded(db) == recorded(uninterrupted)
+
+
 @pytest.mark.parametrize("written", [0, 1], ids=["none-of-its-outputs", "one-of-its-outputs"])
 def test_a_crash_between_an_input_and_its_outputs_is_made_good_on_resume(
     tmp_path: Path, script: Path, written: int
