@@ -12,6 +12,7 @@ from pathlib import Path
 from . import app
 from .engines import ENGINES
 from .settings import Settings, SettingsError, load_settings, override
+from .store import USER_ROLES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
@@ -130,9 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--sha256", help="expected checksum of the archive")
     fetch.add_argument("--dest", type=Path, help="folder to unpack into (default: the per-user cache)")
 
-    serve = verbs.add_parser("serve", help="the master board console: a local web page for the caller's desk")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve = verbs.add_parser(
+        "serve",
+        help="the master board console: a web page for the caller's desk (logins once the record has users)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; beyond loopback, e.g. 0.0.0.0, needs a user in --db)",
+    )
     serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument(
+        "--session-minutes",
+        type=float,
+        metavar="MIN",
+        help="how long a login lasts before the page goes back to the login (default 720)",
+    )
     serve.add_argument("--session", type=Path, help="replay a recorded session (WAV or script) into the console")
     serve.add_argument("--realtime", action="store_true", help="replay --session at the pace it was recorded")
     serve.add_argument("--live", action="store_true", help="follow the microphone(s) as `listen` does")
@@ -151,8 +165,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--prompts-json", type=Path, help="with --live: write the prompts with their times to this file")
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
-    serve.add_argument("--db", type=Path, help="SQLite record to write")
+    serve.add_argument("--db", type=Path, help="SQLite record to write; its users log in to the console")
     _engine_flags(serve)
+
+    users = verbs.add_parser("users", help="the console's users (caller, floor, inspector), kept in the record")
+    users_verbs = users.add_subparsers(dest="users_verb", required=True, metavar="ACTION")
+    add = users_verbs.add_parser(
+        "add", help="add a user; the password is asked for twice, or read from standard input (--password-stdin)"
+    )
+    add.add_argument("name", metavar="NAME", help="the user's login name")
+    add.add_argument(
+        "--role",
+        required=True,
+        choices=USER_ROLES,
+        help="caller: balls, claims, next game, winners; floor: claims, winners; inspector: records, read-only",
+    )
+    add.add_argument("--password-stdin", action="store_true", help="read the password from standard input's first line")
+    remove = users_verbs.add_parser("remove", help="remove a user (their open sessions stop at once)")
+    remove.add_argument("name", metavar="NAME")
+    listing = users_verbs.add_parser("list", help="list the users and their roles")
+    for p in (add, remove, listing):
+        p.add_argument("--db", type=Path, required=True, help="the SQLite record (the one serve --db writes)")
     return parser
 
 
@@ -190,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "winner": app.winner,
         "models": app.models,
         "serve": app.serve,
+        "users": app.users,
     }
     try:
         settings = settings_from(args)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import getpass
+import ipaddress
 import itertools
 import json
 import sys
@@ -56,7 +58,7 @@ from .report import json_extras, render_csv, render_html, render_json, render_te
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
 from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
-from .store import Journal, Store, StoreError, occasion_record
+from .store import Journal, Store, StoreError, check_user, occasion_record
 
 FIXTURES = ROOT / "audio_fixtures"
 DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_violation"}
@@ -506,10 +508,20 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     """The master board console: a local web page fed by a recorded session, the microphone, or the desk alone."""
     from .console import ConsoleHub
     from .console import serve as serve_console
+    from .console.access import SESSION_SECONDS, Access, RecordUsers, users_in
     from .console.records import store_winners
 
     if args.session is not None and args.live:
         raise UsageError("serve takes --session or --live, not both")
+    loopback = _loopback(args.host)
+    if not loopback and not users_in(args.db):
+        raise UsageError(
+            f"serving beyond loopback (--host {args.host}) needs a console user: add one with "
+            "`bingo-assistant users add NAME --role caller --db PATH` and serve with --db PATH"
+        )
+    minutes = args.session_minutes
+    if minutes is not None and not (0 < minutes < 10_000_000):
+        raise UsageError(f"--session-minutes must be more than 0, not {minutes:g}")
     grammar = Grammar.load(settings.recognizer.grammar)
     source = str(args.session.resolve()) if args.session is not None else "console"
     run = _Run(settings, grammar, source=source, printer=True)
@@ -545,8 +557,22 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         prize_cap=settings.procedure.prize_cap,
         clock=hall.now if hall is not None else None,
     )
+    journal: Callable[[str, dict[str, object]], None] | None = None
     if run.store is not None and run.occasion_id is not None:
         hub.winner_sink = store_winners(run.store, run.occasion_id)
+        store, occasion = run.store, run.occasion_id
+
+        def journal(what: str, detail: dict[str, object]) -> None:
+            hub.on_desk(lambda: store.record_access(occasion, what, detail))
+
+    access = Access(
+        RecordUsers(args.db),
+        journal,
+        open_allowed=loopback,
+        session_seconds=minutes * 60.0 if minutes is not None else SESSION_SECONDS,
+        records=args.db,
+        occasion=run.occasion_id,
+    )
     plans = plans_from(args.plan)
 
     def speech() -> None:
@@ -570,15 +596,74 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     feeder = threading.Thread(target=speech, name="console-speech", daemon=True)
     feeder.start()
-    print(f"console: http://{args.host}:{args.port}/  (flashboard: /flashboard); Ctrl-C stops", file=sys.stderr)
+    logins = f"{users_in(args.db)} user(s) of {args.db} log in" if not access.is_open() else "no users: open"
+    print(
+        f"console: http://{args.host}:{args.port}/  (flashboard: /flashboard; {logins}); Ctrl-C stops",
+        file=sys.stderr,
+    )
     try:
         with suppress(KeyboardInterrupt):  # Ctrl-C stops the console (uvicorn raises it again once it has shut down)
-            serve_console(hub, args.host, args.port)
+            serve_console(hub, args.host, args.port, access)
     finally:
         if sessions:
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    """True when the console listens on this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it names, it may be on the hall network
+
+
+MIN_PASSWORD = 8
+
+
+def _new_password(name: str, from_stdin: bool) -> str:
+    """The password for `users add`: asked for twice on the terminal, or standard input's first line."""
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        if not sys.stdin.isatty():
+            raise UsageError("no terminal to ask the password on: give it on standard input with --password-stdin")
+        password = getpass.getpass(f"password for {name}: ")
+        if getpass.getpass("the same again: ") != password:
+            raise UsageError("the two passwords differ: nothing was changed")
+    if len(password) < MIN_PASSWORD:
+        raise UsageError(f"a password needs at least {MIN_PASSWORD} characters")
+    return password
+
+
+def users(args: argparse.Namespace, settings: Settings) -> int:
+    """The console's users in the record: add (password hashed with argon2), remove, list."""
+    if args.users_verb == "list":
+        with Store.open(args.db, readonly=True) as store:
+            listed = store.users()
+        if not listed:
+            print("no users: the console is open on loopback only and refuses to serve beyond it")
+        for user in listed:
+            print(f"{user.name}\t{user.role}\tadded {user.added_at.strftime('%Y-%m-%d %H:%M')} UTC")
+        return 0
+    if args.users_verb == "remove":
+        with Store.open(args.db) as store:
+            store.remove_user(args.name)
+        print(f"user {args.name} removed")
+        return 0
+    from .console.access import hash_password
+
+    check_user(args.name, args.role)
+    with Store.open(args.db) as store:
+        if store.user(args.name) is not None:
+            raise UsageError(f"user {args.name} already exists in {args.db}")
+        password = _new_password(args.name, args.password_stdin)
+        store.add_user(args.name, args.role, hash_password(password))
+    print(f"user {args.name} added: {args.role}")
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import sqlite3
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -94,6 +95,8 @@ def _plain(value: object) -> Any:
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
     if value is None or isinstance(value, str | int | float | bool):
         return value
     raise TypeError(f"cannot record a {type(value).__name__}")
@@ -315,6 +318,39 @@ class WinnerTakeAllRecord:
         return tuple(gaps)
 
 
+@dataclass(frozen=True)
+class User:
+    """A console user: a name, a role (`USER_ROLES`) and the argon2 hash of the password."""
+
+    name: str
+    role: str
+    password_hash: str
+    added_at: datetime
+
+
+@dataclass(frozen=True)
+class AccessRecord:
+    """One journal row of kind 'access': a user added or removed, a login, a refused login, an action."""
+
+    id: int
+    occasion: int | None
+    what: str
+    """UserAdded | UserRemoved | Login | LoginRefused | Logout | Action | ActionRefused"""
+    detail: dict[str, Any]
+    """Who (`user`, `role`), from where (`address`), what (`action`, `data`), and why a refusal (`reason`)."""
+    recorded_at: datetime
+
+
+def check_user(name: str, role: str) -> None:
+    """A user's name and role as the store takes them; a StoreError of one line otherwise."""
+    if not _USER_NAME.fullmatch(name):
+        raise StoreError(
+            f"a user name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit: {name!r}"
+        )
+    if role not in USER_ROLES:
+        raise StoreError(f"a user's role is one of {', '.join(USER_ROLES)}, not {role!r}")
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -347,6 +383,13 @@ def _statements(script: str) -> Iterator[str]:
 
 SCHEMA_VERSION = max(number for number, _, _ in _migrations())
 """The newest schema this program writes."""
+READS_FROM = 1
+"""The oldest schema this program reads without migrating: v2 only added the console's users (a v1 record reads as
+one with no users), so `verify` and `report` still open a v1 record or archive read-only."""
+USER_ROLES = ("caller", "floor", "inspector")
+"""Who may log in to the console: the caller keys balls, claims and the next game; the floor claims and card checks;
+the inspector reads records, reports and the chain. (The flashboard is public and needs no user.)"""
+_USER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class Store:
@@ -410,7 +453,7 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"database schema v{version} is newer than this program (v{SCHEMA_VERSION}): {self.path}")
         if self.readonly:
-            if version < SCHEMA_VERSION:
+            if version < READS_FROM:
                 raise StoreError(f"database schema v{version} needs migrating; open it writable once: {self.path}")
             return
         if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
@@ -662,7 +705,67 @@ class Store:
             }
             self._append(occasion=occasion, kind="winner", type="Winner", payload=_canonical(payload))
 
+    # ------------------------------------------------------------ the console's users and who did what
+
+    def add_user(self, name: str, role: str, password_hash: str) -> None:
+        """Add a console user (the password already hashed); the journal records who was added, with which role."""
+        check_user(name, role)
+        with self._transaction():
+            if self._db.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+                raise StoreError(f"user {name} already exists in {self.path}")
+            moment = _now()
+            self._db.execute(
+                "INSERT INTO users (name, role, password_hash, added_at) VALUES (?, ?, ?, ?)",
+                (name, role, password_hash, _iso(moment)),
+            )
+            payload = _canonical({"user": name, "role": role})
+            self._append(occasion=None, kind="access", type="UserAdded", payload=payload, recorded_at=moment)
+
+    def remove_user(self, name: str) -> None:
+        """Remove a console user: their sessions stop working at their next request; the journal records it."""
+        with self._transaction():
+            row = self._db.execute("SELECT role FROM users WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"no user {name} in {self.path}")
+            self._db.execute("DELETE FROM users WHERE name = ?", (name,))
+            payload = _canonical({"user": name, "role": row[0]})
+            self._append(occasion=None, kind="access", type="UserRemoved", payload=payload)
+
+    def record_access(self, occasion: int | None, what: str, detail: dict[str, object]) -> None:
+        """Journal a login, a refused login or a console action, with who did it, in the occasion's chain."""
+        with self._transaction():
+            if occasion is not None:
+                self._require_occasion(occasion, open_=False)
+            self._append(occasion=occasion, kind="access", type=what, payload=_canonical(_plain(detail)))
+
     # ------------------------------------------------------------ reading
+
+    def users(self) -> list[User]:
+        """The console's users by name (none in a record older than v2)."""
+        if not self._has_users():
+            return []
+        rows = self._read("SELECT name, role, password_hash, added_at FROM users ORDER BY name")
+        return [User(row[0], row[1], row[2], datetime.fromisoformat(row[3])) for row in rows]
+
+    def user(self, name: str) -> User | None:
+        if not self._has_users():
+            return None
+        rows = self._read("SELECT name, role, password_hash, added_at FROM users WHERE name = ?", (name,))
+        return User(rows[0][0], rows[0][1], rows[0][2], datetime.fromisoformat(rows[0][3])) if rows else None
+
+    def _has_users(self) -> bool:
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'users'"))
+
+    def access_log(self, occasion: int | None = None) -> list[AccessRecord]:
+        """Users added and removed, logins, refused logins and actions, in the order recorded (of one occasion)."""
+        sql = "SELECT id, occasion, type, payload, recorded_at FROM events WHERE kind = 'access'"
+        rows = self._read(
+            sql + " AND occasion = ? ORDER BY id" if occasion is not None else sql + " ORDER BY id",
+            (occasion,) if occasion is not None else (),
+        )
+        return [
+            AccessRecord(row[0], row[1], row[2], json.loads(row[3]), datetime.fromisoformat(row[4])) for row in rows
+        ]
 
     def occasions(self) -> list[OccasionInfo]:
         rows = self._read("SELECT id, source, started_at, closed_at FROM occasions ORDER BY id")

@@ -329,3 +329,32 @@ class ConsoleView:
             "valid": claim.valid,
             "open": claim.valid is None,
         }
+
+
+FLASHBOARD_EVENTS = frozenset({"call", "withdrawn", "game-opened", "game-closed"})
+"""What the public flashboard hears of the updates: the balls and the games, never findings, speech or winners."""
+
+
+def flashboard_json(state: dict[str, object]) -> dict[str, object]:
+    """The public part of a snapshot: the board the players see (no findings, claims, speech or winners' details)."""
+    game = state.get("game")
+    public_game = (
+        {key: game.get(key) for key in ("number", "status", "type", "balls", "pattern")}
+        if isinstance(game, dict)
+        else None
+    )
+    shown = ("version", "time", "letters", "calls", "current", "previous", "count", "remaining", "session_ended")
+    return {**{key: state.get(key) for key in shown}, "game": public_game}
+
+
+def flashboard_message(message: dict[str, object]) -> dict[str, object]:
+    """A live update as the flashboard receives it."""
+    events = message.get("events")
+    state = message.get("state")
+    return {
+        **message,
+        "events": [e for e in events if isinstance(e, dict) and e.get("kind") in FLASHBOARD_EVENTS]
+        if isinstance(events, list)
+        else [],
+        "state": flashboard_json(state) if isinstance(state, dict) else None,
+    }

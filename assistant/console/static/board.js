@@ -3,6 +3,7 @@
 
 const Board = (() => {
   const LETTERS = "BINGO";
+  const SESSION_ENDED = 4401; // the live feed's close code when the page's session has ended
 
   function spoken(ball) {
     // "B7" -> "B 7": screen readers read it as a caller says it.
@@ -54,21 +55,37 @@ const Board = (() => {
     };
   }
 
-  function connect(onUpdate, onStatus) {
+  function toLogin() {
+    // the session ended (expired, logged out, user removed): back to the login, then here again
+    location.assign("/login?next=" + encodeURIComponent(location.pathname));
+  }
+
+  function connect(path, onUpdate, onStatus) {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + location.host + "/api/live");
+    const socket = new WebSocket(scheme + location.host + path);
     let fresh = true; // the first message of each connection is the whole state, even from a restarted server
     socket.onopen = () => onStatus("live");
     socket.onmessage = (event) => {
       onUpdate(JSON.parse(event.data), fresh);
       fresh = false;
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
+      if (event.code === SESSION_ENDED) {
+        onStatus("logged out");
+        toLogin();
+        return;
+      }
       onStatus("disconnected, reconnecting");
-      setTimeout(() => connect(onUpdate, onStatus), 1000);
+      setTimeout(() => connect(path, onUpdate, onStatus), 1000);
     };
     return socket;
   }
 
-  return { LETTERS, spoken, build, render, announcer, connect };
+  function token() {
+    // an action's one-time id (crypto.randomUUID needs https; getRandomValues does not)
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  return { LETTERS, spoken, build, render, announcer, connect, toLogin, token };
 })();

@@ -1,7 +1,7 @@
 "use strict";
 // The master board console: renders the hub's state and sends the operator's actions.
 
-(() => {
+(async () => {
   const $ = (id) => document.getElementById(id);
   const TYPES = {
     "regular": "Regular",
@@ -18,6 +18,7 @@
   const sayCall = Board.announcer($("announce-calls"));
   const sayAlert = Board.announcer($("announce-alerts"));
   let state = null;
+  let me = { csrf: "", may: [], reads: [], open: true };
 
   const dollars = (amount) =>
     amount === null || amount === undefined ? "not stated" : "$" + Number(amount).toLocaleString("en-US");
@@ -161,10 +162,14 @@
     try {
       const response = await fetch(path, {
         method: "POST",
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": me.csrf, "X-Action-Id": Board.token() },
         body: JSON.stringify(body),
       });
       const answer = await response.json();
+      if (response.status === 401) {
+        Board.toLogin();
+        return false;
+      }
       if (!response.ok) {
         status.textContent = answer.error || "the console refused that";
         status.className = "status error";
@@ -188,6 +193,7 @@
   }
 
   function pick(ball) {
+    if (!me.may.includes("board")) return;
     $("key-ball").value = ball;
     $("key-submit").focus();
   }
@@ -219,13 +225,42 @@
 
   document.addEventListener("keydown", (event) => {
     const typing = event.target.closest && event.target.closest("input, select, textarea");
-    if (!typing && !event.ctrlKey && !event.metaKey && !event.altKey && (event.key === "k" || event.key === "K")) {
+    if (me.may.includes("board") && !typing && !event.ctrlKey && !event.metaKey && !event.altKey && (event.key === "k" || event.key === "K")) {
       event.preventDefault();
       $("key-ball").focus();
     }
   });
 
+  function showRole() {
+    // the page shows each role only its own part (the server refuses the rest whatever the page shows)
+    const may = new Set(me.may);
+    $("key-form").hidden = !may.has("board");
+    $("game-form").hidden = !may.has("game");
+    $("winner-form").hidden = !may.has("winner");
+    $("claim-actions").hidden = !may.has("claim");
+    $("board-hint").hidden = !may.has("board");
+    $("operator").hidden = may.size === 0;
+    $("records-link").hidden = !me.reads.includes("records") || me.open;
+    $("who").hidden = me.open;
+    $("who-name").textContent = me.open ? "" : me.user + " (" + me.role + ")";
+    document.body.dataset.role = me.role;
+  }
+
+  $("logout").addEventListener("click", async () => {
+    await fetch("/api/logout", { method: "POST", headers: { "X-CSRF-Token": me.csrf } });
+    Board.toLogin();
+  });
+
+  const answer = await fetch("/api/me");
+  if (answer.status === 401) {
+    Board.toLogin();
+    return;
+  }
+  me = await answer.json();
+  showRole();
+
   Board.connect(
+    "/api/live",
     (message, fresh) => {
       if (fresh) state = null;
       render(message.state);

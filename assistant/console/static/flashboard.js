@@ -21,6 +21,7 @@
 
   Board.build($("flash-board"), null);
   Board.connect(
+    "/api/flashboard/live",
     (message, fresh) => {
       if (fresh) version = -1;
       render(message.state);
