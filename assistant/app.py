@@ -509,7 +509,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     from .console import ConsoleHub
     from .console import serve as serve_console
     from .console.access import SESSION_SECONDS, Access, RecordUsers, users_in
-    from .console.records import store_winners
+    from .console.records import journal_access, store_winners
 
     if args.session is not None and args.live:
         raise UsageError("serve takes --session or --live, not both")
@@ -557,14 +557,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         prize_cap=settings.procedure.prize_cap,
         clock=hall.now if hall is not None else None,
     )
-    journal: Callable[[str, dict[str, object]], None] | None = None
+    journal = None
     if run.store is not None and run.occasion_id is not None:
         hub.winner_sink = store_winners(run.store, run.occasion_id)
-        store, occasion = run.store, run.occasion_id
-
-        def journal(what: str, detail: dict[str, object]) -> None:
-            hub.on_desk(lambda: store.record_access(occasion, what, detail))
-
+        journal = journal_access(hub, run.store, run.occasion_id)
     access = Access(
         RecordUsers(args.db),
         journal,

@@ -1,17 +1,22 @@
 """The master board console: a live web page for the caller's desk and a flashboard for the players."""
 
+from .access import Access, RecordUsers, hash_password
 from .actions import ConsoleInputError
 from .app import create_app, make_server, serve
 from .hub import ConsoleHub
-from .records import store_winners
+from .records import journal_access, store_winners
 from .view import ConsoleView, WinnerEntry
 
 __all__ = [
+    "Access",
     "ConsoleHub",
     "ConsoleInputError",
     "ConsoleView",
+    "RecordUsers",
     "WinnerEntry",
     "create_app",
+    "hash_password",
+    "journal_access",
     "make_server",
     "serve",
     "store_winners",

@@ -1,11 +1,14 @@
-"""The console's entries into the store: the winner-take-all record's contact information (E(2)(c))."""
+"""The console's entries into the store: the winner-take-all record's contact information (E(2)(c)), and who logged
+in and did what."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..store import Store, StoreError
+from .access import Journal
 from .actions import ConsoleInputError
+from .hub import ConsoleHub
 from .view import WinnerEntry
 
 
@@ -24,5 +27,15 @@ def store_winners(store: Store, occasion: int) -> Callable[[WinnerEntry], None]:
             )
         except StoreError as exc:
             raise ConsoleInputError(f"winner not recorded: {exc}") from exc
+
+    return record
+
+
+def journal_access(hub: ConsoleHub, store: Store, occasion: int) -> Journal:
+    """The access journal for `Access`: each login, refused login and action written on the hub's desk (the thread
+    that owns the store's connection), in the occasion's chain beside the inputs they caused."""
+
+    def record(what: str, detail: dict[str, object]) -> None:
+        hub.on_desk(lambda: store.record_access(occasion, what, detail))
 
     return record
