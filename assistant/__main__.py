@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="caller: balls, claims, next game, winners; floor: claims, winners; inspector: records, read-only",
     )
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input's first line")
-    remove = users_verbs.add_parser("remove", help="remove a user (their open sessions stop at once)")
+    remove = users_verbs.add_parser("remove", help="remove a user (their sessions end at their next request)")
     remove.add_argument("name", metavar="NAME")
     listing = users_verbs.add_parser("list", help="list the users and their roles")
     for p in (add, remove, listing):

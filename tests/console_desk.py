@@ -107,10 +107,17 @@ USERS = {
 
 
 def hall_with_logins(
-    db: Path, grammar: Grammar, session_seconds: float = 600.0, limit: LoginLimit | None = None
+    db: Path,
+    grammar: Grammar,
+    session_seconds: float = 600.0,
+    limit: LoginLimit | None = None,
+    *,
+    users: bool = True,
+    loopback: bool = False,
 ) -> HallWithLogins:
+    """`users`: the record holds USERS; `loopback`: served as on 127.0.0.1 (open when the record has no user)."""
     with Store.open(db) as store:
-        for name, (role, password) in USERS.items():
+        for name, (role, password) in USERS.items() if users else ():
             store.add_user(name, role, hash_password(password))
     made: list[Desk] = []
     hub = ConsoleHub(procedure_factory=desk_factory(db, made, grammar, "console-logins"), grammar=grammar)
@@ -120,7 +127,7 @@ def hall_with_logins(
     access = Access(
         RecordUsers(db),
         journal_access(hub, store, occasion),
-        open_allowed=False,
+        open_allowed=loopback,
         session_seconds=session_seconds,
         limit=limit,
         records=db,

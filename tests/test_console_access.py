@@ -21,7 +21,7 @@ import pytest
 from console_desk import USERS, HallWithLogins, hall_with_logins
 
 from assistant.__main__ import main
-from assistant.console.access import LoginLimit
+from assistant.console.access import LoginLimit, hash_password
 from assistant.grammar import Grammar
 from assistant.messages import BoardKey
 from assistant.script import parse_script
@@ -442,3 +442,32 @@ def test_a_record_of_schema_v1_still_reads_and_has_no_users(tmp_path: Path) -> N
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 2
     con.close()
+
+
+def test_on_loopback_without_users_the_console_is_open_and_its_actions_are_recorded(tmp_path: Path) -> None:
+    hall = hall_with_logins(tmp_path / "hall.db", GRAMMAR, users=False, loopback=True)
+    try:
+        anyone = Browserless(hall.url)
+        assert anyone.call("GET", "/")[0] == 200
+        assert anyone.call("GET", "/login")[2]["location"] == "/"
+        status, answer, _ = anyone.call("POST", "/api/board", {"ball": "B7"})  # no token, no id: as before issue 17
+        assert status == 200 and answer["ok"]
+        assert [(r.what, r.detail["user"], r.detail["role"]) for r in hall.access_log()] == [("Action", None, "open")]
+        with Store.open(hall.db) as store:  # a user added while serving: logins from now on
+            store.add_user("carol", "caller", hash_password(USERS["carol"][1]))
+        assert anyone.call("GET", "/")[0] == 303
+        assert anyone.call("POST", "/api/board", {"ball": "I22"})[0] == 401
+        assert keyed(hall.db) == ["B7"]
+    finally:
+        hall.close()
+
+
+def test_beyond_loopback_the_console_never_opens_even_with_every_user_removed(hall: HallWithLogins) -> None:
+    with Store.open(hall.db) as store:
+        for name in USERS:
+            store.remove_user(name)
+    anyone = Browserless(hall.url)
+    assert anyone.call("GET", "/")[0] == 303
+    assert anyone.call("GET", "/api/state")[0] == 401
+    assert anyone.call("POST", "/api/board", {"ball": "B7"})[0] == 401
+    assert keyed(hall.db) == []

