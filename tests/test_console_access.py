@@ -19,9 +19,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from console_desk import USERS, HallWithLogins, hall_with_logins
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 from assistant.__main__ import main
 from assistant.console.access import LoginLimit, hash_password
+from assistant.console.app import RECHECK, SESSION_ENDED
 from assistant.grammar import Grammar
 from assistant.messages import BoardKey
 from assistant.script import parse_script
@@ -471,3 +474,23 @@ def test_beyond_loopback_the_console_never_opens_even_with_every_user_removed(ha
     assert anyone.call("GET", "/api/state")[0] == 401
     assert anyone.call("POST", "/api/board", {"ball": "B7"})[0] == 401
     assert keyed(hall.db) == []
+
+
+def test_a_live_page_loses_its_feed_when_its_user_is_removed(hall: HallWithLogins) -> None:
+    floor = Browserless(hall.url)
+    assert floor.login("fred") == 200 and floor.cookie is not None
+    address = hall.url.replace("http://", "ws://") + "/api/live"
+    with connect(address) as stranger, pytest.raises(ConnectionClosed) as refused:
+        stranger.recv(timeout=5)
+    assert refused.value.rcvd is not None and refused.value.rcvd.code == SESSION_ENDED
+    with connect(address, additional_headers={"Cookie": floor.cookie}) as page:
+        assert json.loads(page.recv(timeout=5))["type"] == "update"
+        with Store.open(hall.db) as store:
+            store.remove_user("fred")
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as ended:
+            while True:
+                page.recv(timeout=RECHECK + 5)
+    assert ended.value.rcvd is not None and ended.value.rcvd.code == SESSION_ENDED
+    assert ended.value.rcvd.reason == "user fred was removed or changed: log in again"
+    assert time.monotonic() - started <= RECHECK + 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import math
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..report import render_html
 from ..store import Store
-from .access import Access, Operator, RecordUsers, Refused
+from .access import OPEN, Access, Operator, RecordUsers, Refused
 from .actions import ConsoleInputError, read_ball, read_plan, read_valid, read_winner
 from .hub import ConsoleHub
 from .view import flashboard_json, flashboard_message
@@ -40,6 +39,8 @@ Action = Callable[[Mapping[str, object]], object]
 T = TypeVar("T")
 SESSION_ENDED = 4401
 """The live feed's close code when the page's session has ended (or there is none): the page goes to the login."""
+RECHECK = 5.0
+"""Seconds between checks of a live page's session: a user removed or logged out elsewhere loses the feed."""
 
 
 COOKIE = "bingo_session"
@@ -172,12 +173,14 @@ def create_app(hub: ConsoleHub, access: Access | None = None) -> Starlette:
     async def flashboard_state(request: Request) -> Response:
         return JSONResponse(flashboard_json(await run_in_threadpool(hub.snapshot)))
 
-    async def stream(websocket: WebSocket, public: bool, expires: float) -> None:
-        """The state, then every update, until the page goes away or (4401) its session ends."""
+    async def stream(websocket: WebSocket, operator: Operator | None) -> None:
+        """The state, then every update, until the page goes away or (4401) the operator's session ends: it expires,
+        is logged out or its user removed (checked every RECHECK seconds). No operator: the public flashboard."""
         subscription, snapshot = hub.subscribe()
+        ended: list[str] = []
 
         def shaped(message: dict[str, object]) -> dict[str, object]:
-            return flashboard_message(message) if public else message
+            return flashboard_message(message) if operator is None else message
 
         async def send_updates() -> None:
             await websocket.send_json(shaped({"type": "update", "events": [], "state": snapshot}))
@@ -191,13 +194,24 @@ def create_app(hub: ConsoleHub, access: Access | None = None) -> Starlette:
                     scope.cancel()
                     return
 
+        async def until_ended(scope: anyio.CancelScope, expires: float) -> None:
+            while True:
+                await anyio.sleep(min(RECHECK, max(0.0, expires - time.time())) if expires else RECHECK)
+                try:
+                    await operator_of(websocket)
+                except Refused as refused:
+                    ended.append(refused.reason)
+                    scope.cancel()
+                    return
+
         try:
-            with anyio.move_on_after(expires - time.time() if expires else math.inf) as timer:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(until_closed, group.cancel_scope)
-                    await send_updates()
-            if timer.cancelled_caught:
-                await websocket.close(code=SESSION_ENDED, reason="the session has expired")
+            async with anyio.create_task_group() as group:
+                group.start_soon(until_closed, group.cancel_scope)
+                if operator is not None and operator.role != OPEN:
+                    group.start_soon(until_ended, group.cancel_scope, operator.expires)
+                await send_updates()
+            if ended:
+                await websocket.close(code=SESSION_ENDED, reason=ended[0][:120])
         except (WebSocketDisconnect, RuntimeError):
             pass  # the page went away mid-send
         finally:
@@ -212,11 +226,11 @@ def create_app(hub: ConsoleHub, access: Access | None = None) -> Starlette:
         except Refused as refused:
             await websocket.close(code=SESSION_ENDED, reason=refused.reason[:120])
             return
-        await stream(websocket, public=False, expires=operator.expires)
+        await stream(websocket, operator)
 
     async def flashboard_live(websocket: WebSocket) -> None:
         await websocket.accept()
-        await stream(websocket, public=True, expires=0.0)
+        await stream(websocket, None)
 
     async def inspector(request: Request) -> Operator | Response:
         try:
