@@ -41,8 +41,6 @@ SESSION_ENDED = 4401
 """The live feed's close code when the page's session has ended (or there is none): the page goes to the login."""
 RECHECK = 5.0
 """Seconds between checks of a live page's session: a user removed or logged out elsewhere loses the feed."""
-
-
 COOKIE = "bingo_session"
 SHOWN_ACCESS = 500
 """The inspector's page lists this many of the newest access records."""
@@ -84,14 +82,14 @@ def create_app(hub: ConsoleHub, access: Access | None = None) -> Starlette:
     async def operator_of(connection: Request | WebSocket) -> Operator:
         return await run_in_threadpool(gate.session, connection.cookies.get(COOKIE))
 
-    def to_login(request: Request, refused: Refused) -> Response:
+    def to_login(request: Request) -> Response:
         return RedirectResponse(f"/login?next={quote(request.url.path)}", status_code=303)
 
     async def console(request: Request) -> Response:
         try:
             await operator_of(request)
-        except Refused as refused:
-            return to_login(request, refused)
+        except Refused:
+            return to_login(request)
         return FileResponse(STATIC / "console.html")
 
     async def login_page(request: Request) -> Response:
@@ -102,8 +100,8 @@ def create_app(hub: ConsoleHub, access: Access | None = None) -> Starlette:
     async def records_page(request: Request) -> Response:
         try:
             operator = await operator_of(request)
-        except Refused as refused:
-            return to_login(request, refused)
+        except Refused:
+            return to_login(request)
         if not operator.reads("records"):
             return PlainTextResponse(f"a {operator.role} does not read the records", status_code=403)
         return FileResponse(STATIC / "records.html")
