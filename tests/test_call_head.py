@@ -114,9 +114,10 @@ def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognize
     for stands in (
         Reading("bingo", 0.97, {}, None, intents=("bingo",)),  # a phrase heard sure
         Reading("b thirty two", 0.3, {}, None),  # a call naming no ball: for review, as it was heard
-        Reading("b eight", 0.5, {8: 0.5}, 8, intents=("call",)),  # another ball: a doubt, not the head's word
     ):
         assert hall._weigh(stands, _posterior(7, 0.99)).text == stands.text
+    other = Reading("b eight", 0.5, {8: 0.5}, 8, intents=("call",))  # another ball: a doubt, unless the head is sure
+    assert hall._weigh(other, _posterior(7, settings.head_overrules - 0.05)).text == "b eight"
     assert hall._weigh(nothing, _posterior(7, alone - 0.05)).text == ""
     for goes_on in (40, 1):  # "N forty" may be N 41 with its "one" lost: the head does not write it alone
         assert hall._weigh(nothing, _posterior(goes_on, 0.99)).text == ""
@@ -328,3 +329,34 @@ def test_two_calls_in_one_breath_are_a_doubt_when_the_head_heard_one(hall: Whisp
     assert hall._weigh(two, _posterior(32, 0.2)).confidence == pytest.approx(0.97)
     phrase = Reading("this game is completed", 0.97, {}, None, intents=("game-completed",))
     assert hall._weigh(phrase, _posterior(32, 0.52)).confidence == pytest.approx(0.97)
+
+
+def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_another_ball(
+    hall: WhisperRecognizer,
+) -> None:
+    """The validation voices' dump (session 15): the commonest unsure call hearing in babble was the decoder reading
+    one ball ("b seven", B 11 said) and the head hearing the ball said, plainly (0.93). From `head_overrules` the
+    head's call is the hearing, sure; short of it, or where more words could make the head's call another, or over
+    an utterance longer than a call, the two readers disagreeing stay a doubt."""
+    floor, overrules = hall.settings.min_confidence, hall.settings.head_overrules
+    assert overrules <= 1.0  # on by default
+    misread = Reading("b seven", 0.97, {7: 0.67, 11: 0.33}, 7, intents=("call",), free=" B seven, Aven.")
+    heard = hall._weigh(misread, _posterior(11, overrules + 0.05))
+    assert (heard.text, heard.single_call, heard.intents) == ("b eleven", 11, ("call",))
+    assert heard.confidence >= floor and heard.balls[11] == pytest.approx(overrules + 0.05)
+    assert heard.head == (11, pytest.approx(overrules + 0.05)) and heard.free == misread.free
+    short = hall._weigh(misread, _posterior(11, overrules - 0.05))
+    assert short.text == "b seven" and short.confidence <= HEAD_DOUBT
+    for goes_on in (1, 50):  # "G fifty" may be G 55 with its "five" lost
+        assert hall._weigh(misread, _posterior(goes_on, 0.99)).text == "b seven"
+    long = hall._weigh(misread, _posterior(11, 0.99), seconds=hall.settings.head_longest + 0.5)
+    assert long.text == "b seven" and long.confidence <= HEAD_DOUBT
+    assert hall._weigh(misread, _posterior(0, 0.99)).text == "b seven"  # no call: a doubt, never the head's word
+    two = Reading("b seven b eight", 0.97, {}, None, intents=("call", "call"))
+    assert hall._weigh(two, _posterior(11, 0.99)).text == "b seven b eight"
+    settings = hall.settings
+    hall.settings = replace(settings, head_overrules=1.01)
+    try:
+        assert hall._weigh(misread, _posterior(11, 0.99)).text == "b seven"
+    finally:
+        hall.settings = settings

@@ -7,18 +7,16 @@ Without them the tests skip with the reason shown; set BINGO_REQUIRE_BROWSER=1 (
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from console_desk import Desk, desk_factory
+from console_desk import Desk, desk_factory, run_console
 from rigs import chromium, missing_browser
 
-from assistant.console import ConsoleHub, make_server, store_winners
+from assistant.console import ConsoleHub, store_winners
 from assistant.grammar import Grammar
 from assistant.messages import Input, Role
 from assistant.script import parse_script
@@ -81,17 +79,9 @@ def hall(tmp_path: Path) -> Iterator[Hall]:
     )
     desk = made[0]
     hub.winner_sink = store_winners(desk.journal.store, desk.journal.occasion)
-    server = make_server(hub, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.run, name="console-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the console server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield Hall(hub, desk, db, f"http://127.0.0.1:{port}")
-    server.should_exit = True
-    thread.join(timeout=10)
+    running = run_console(hub)
+    yield Hall(hub, desk, db, running.url)
+    running.stop()
     hub.on_desk(desk.journal.store.close)
     hub.close()
 

@@ -463,3 +463,24 @@ def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Gramma
     ]
     as_json = json.loads(json.dumps(absent.to_json()))
     assert as_json["doubts"][0]["time"] == 8.0 and as_json["doubts"][0]["role"] == "caller"
+
+
+def test_a_correct_call_of_a_ball_on_the_board_only_by_a_guess_is_no_ball_recalled(
+    grammar: Grammar, rules: RulePack
+) -> None:
+    """Hall audio at 10 dB (session 15): "G fifty" said twice, its first saying heard unsure as "g fifty five"; the
+    correction's "G fifty five", heard sure, is no ball returned to the blower (A(6)): G 55 was on the board only by
+    that guess. The guess leaves the board, the correct call takes its place and is said twice: compliant. Heard
+    sure the first time, the same call again is A(6)."""
+    said = (
+        "6 caller: B seven\n9 caller: B seven\n18 caller?: G fifty five\n21 caller?: G fifty\n30 caller: N thirty"
+        " three\n33 caller: N thirty three\n38 caller: an error has been made, I am reading the correct number,"
+        " please correct your card\n44 caller: G fifty five\n47 caller: G fifty five\n57 caller: O seventy one\n"
+        "60 caller: O seventy one\n"
+    )
+    occasion, outputs = run(GAME + said, grammar, rules)
+    sure = [f for f in occasion.all_findings() if f.severity is not Severity.UNCERTAIN]
+    assert sure == []
+    assert Ball(55) in {w.ball for w in of(CallWithdrawn, outputs)}
+    occasion, _ = run(GAME + said.replace("18 caller?:", "18 caller:"), grammar, rules)
+    assert ("ball-recalled", Severity.VIOLATION) in [(f.code, f.severity) for f in occasion.all_findings()]

@@ -391,6 +391,10 @@ def _dump(
                 "features": list(reading.features),
                 "free": reading.free,
                 "head": list(reading.head) if reading.head else None,
+                "balls": {str(b): round(float(q), 5) for b, q in reading.balls.items() if q >= 1e-5},
+                "posterior": None
+                if reading.posterior is None
+                else {str(k): round(float(q), 5) for k, q in enumerate(reading.posterior) if q >= 1e-5},
                 "given": round(given.confidence, 4),
                 "sure": not given.uncertain,
             }

@@ -101,6 +101,15 @@ class Correcting(ConductCore):
         if ball in self.board.called:
             if correction.wrong is None and ball == self.board.last:
                 return  # the ball just called, read again after a call that named no ball
+            if not self._heard_sure(ball) and not self.now.unsure:
+                # On the board only by unsure hearings (the first "G fifty" heard unsure as "g fifty five"): the
+                # guess leaves the board and the correct call, said for sure, takes its place, as a call does
+                # (`take_call`); no ball recalled rests on a guess.
+                if ball in self.unrepeated:
+                    self.unrepeated.remove(ball)
+                self._withdraw(ball)
+                self._new_ball(ball)
+                return
             self.find("ball-recalled", ball=ball, first="earlier")
             return
         self._new_ball(ball)

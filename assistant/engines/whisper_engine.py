@@ -164,6 +164,10 @@ class WhisperSettings:
     voices' hall set with the hall cutting (session 10): the one wrong call the head wrote from 0.7 (N 41 heard
     as N 40 at 0.86, 5 dB) was such a call; without them, 0.7 wrote 22 more right calls than 0.8 and none
     wrong. A patter's highest call was 0.34."""
+    head_overrules: float = 0.7
+    """Where the decoder heard one call and the call head another ball with at least this probability, the head's
+    call is the hearing, sure, on the same terms as `head_alone` (not a call more words could make another, not an
+    utterance longer than `head_longest`). Above 1: off, the two readers disagreeing are a doubt."""
     head_longest: float = 4.0
     """Seconds: a longer utterance is never made sure by the head. Its training calls lasted at most 3.5 s; a
     longer utterance holds more than a call (a held-out voice's two sayings of G 51 and the first of G 46, cut as
@@ -302,6 +306,8 @@ class Reading:
     """What the call head heard (label, 0 for no call, and its probability), when the engine has one."""
     memory: Any = field(default=None, repr=False, compare=False)
     """The encoder's states it was read from (a call's: its two sayings are weighed against each other)."""
+    posterior: Any = field(default=None, repr=False, compare=False)
+    """The call head's posterior over its labels (0 for no call, then the balls), when the engine has a head."""
 
 
 @dataclass(frozen=True)
@@ -699,7 +705,8 @@ class WhisperRecognizer:
                         reading = replace(reading, text=sentence)
                         break
         if self._head is not None:
-            reading = self._weigh(reading, self._head.posterior(memory, len(samples)), len(samples) / RATE)
+            posterior = self._head.posterior(memory, len(samples))
+            reading = replace(self._weigh(reading, posterior, len(samples) / RATE), posterior=posterior)
         if reading.single_call is not None:
             reading = replace(reading, memory=memory)
         end = start + len(samples) / RATE
@@ -717,9 +724,10 @@ class WhisperRecognizer:
         """A call as the head hears it too. The head hears the same ball with at least `head_agree`: the call is sure
         (two readings of one encoder, one through Whisper's language model and the step's grammar, one trained on
         calls in babble, that agree). The head gives another label (another ball, or no call) at least
-        `head_doubt`: the call is unsure, whatever the decoder's confidence. Otherwise the decoder's confidence
-        stands. Where the decoder heard no call at all, the head's call is the hearing when it is sure of it
-        (`head_alone`; see `_heads_call`). The head makes no utterance longer than `head_longest` sure."""
+        `head_doubt`: the call is unsure, whatever the decoder's confidence, unless the head is sure of another ball
+        (`head_overrules`): then the head's call is the hearing. Otherwise the decoder's confidence stands. Where
+        the decoder heard no call at all, the head's call is the hearing when it is sure of it (`head_alone`; see
+        `_heads_call`). The head makes no utterance longer than `head_longest` sure."""
         assert self._head is not None
         said = reading.single_call
         top = int(np.argmax(posterior))
@@ -745,6 +753,14 @@ class WhisperRecognizer:
         ):
             confidence = max(reading.confidence, self._sure(q))
             return replace(reading, confidence=min(confidence, 1.0), head=(top, q))
+        if (
+            top
+            and reading.intents == ("call",)
+            and q >= self.settings.head_overrules
+            and not goes_on(top)
+            and seconds <= self.settings.head_longest
+        ):
+            return self._call_of_head(reading, posterior, top)
         if self._vetoed(replace(reading, head=(top, q))):
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
@@ -752,8 +768,9 @@ class WhisperRecognizer:
     def _heads_call(self, reading: Reading, posterior: npt.NDArray[np.float32], top: int) -> Reading:
         """The head's own call, where the decoder heard none: the step takes calls, and the decoder found nothing
         the grammar holds, or only a phrase it is unsure of (in babble the prompt's "Bingo!" draws such hearings).
-        A call the decoder did hear (another ball, or one naming no ball, A(5)) and a phrase it is sure of stand:
-        two readers that disagree make a doubt, never the head's word. Measured on the validation voices, most of
+        A call the decoder did hear (another ball, or one naming no ball, A(5)) and a phrase it is sure of stand
+        here: two readers that disagree make a doubt, unless the head is sure of another ball (`head_overrules`,
+        in `_weigh`). Measured on the validation voices, most of
         the calls the hall engine missed in babble were heard right by the head alone (docs/hall-model.md)."""
         q = float(posterior[top])
         unheard = not reading.text or (
@@ -761,6 +778,11 @@ class WhisperRecognizer:
         )
         if not unheard or "call" not in self._active:
             return replace(reading, head=(top, q))
+        return self._call_of_head(reading, posterior, top)
+
+    def _call_of_head(self, reading: Reading, posterior: npt.NDArray[np.float32], top: int) -> Reading:
+        """The head's call as the hearing, sure, its balls the head's posterior."""
+        q = float(posterior[top])
         balls = {n: float(posterior[n]) for n in range(1, len(posterior)) if posterior[n] >= 0.01}
         return Reading(
             self.grammar.call_words(Ball(top)), self._sure(q), balls, top, 1.0, reading.free, (), ("call",), (top, q)

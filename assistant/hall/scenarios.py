@@ -123,7 +123,8 @@ class SessionResult:
 
 
 def _describe(f: Finding) -> str:
-    return f"{f.time:7.1f} {f.clause} {f.code} [{f.severity.value}] heard={f.heard!r}"
+    why = "".join(f"\n            {d.time:7.1f} {d.role.value}: {d.heard!r}: {d.why}" for d in f.doubts)
+    return f"{f.time:7.1f} {f.clause} {f.code} [{f.severity.value}] heard={f.heard!r}{why}"
 
 
 def run_scenario(
