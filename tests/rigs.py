@@ -50,6 +50,15 @@ def missing_browser() -> str | None:
     return None
 
 
+def browser_tests() -> pytest.MarkDecorator:
+    """A browser module's `pytestmark`: its tests skip when Chromium is missing, and the module fails to load under
+    BINGO_REQUIRE_BROWSER (CI)."""
+    missing = missing_browser()
+    if missing and os.environ.get("BINGO_REQUIRE_BROWSER"):
+        raise RuntimeError(f"BINGO_REQUIRE_BROWSER is set but {missing}")
+    return pytest.mark.skipif(missing is not None, reason=f"browser test skipped: {missing}")
+
+
 def chromium() -> Iterator[Any]:
     """A headless Chromium for a module's tests (skips, or fails under BINGO_REQUIRE_BROWSER, when missing)."""
     missing = missing_browser()

@@ -105,20 +105,18 @@ def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch, stdin: str = "") 
     return main(argv)
 
 
+def add_user(db: str, name: str, role: str, password: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """`users add` on the command line, the password on standard input."""
+    argv = ["users", "add", name, "--role", role, "--db", db, "--password-stdin"]
+    return run_main(argv, monkeypatch, password + "\n")
+
+
 def test_users_are_added_listed_and_removed_and_the_record_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "hall.db")
-    add = ["users", "add", "carol", "--role", "caller", "--db", db, "--password-stdin"]
-    assert run_main(add, monkeypatch, "a long password\n") == 0
-    assert (
-        run_main(
-            ["users", "add", "ines", "--role", "inspector", "--db", db, "--password-stdin"],
-            monkeypatch,
-            "another password\n",
-        )
-        == 0
-    )
+    assert add_user(db, "carol", "caller", "a long password", monkeypatch) == 0
+    assert add_user(db, "ines", "inspector", "another password", monkeypatch) == 0
     capsys.readouterr()
     assert run_main(["users", "list", "--db", db], monkeypatch) == 0
     listed = capsys.readouterr().out.splitlines()
@@ -156,14 +154,7 @@ def test_a_bad_users_command_is_one_line_and_changes_nothing(
     message: str,
 ) -> None:
     db = str(tmp_path / "hall.db")
-    assert (
-        run_main(
-            ["users", "add", "carol", "--role", "caller", "--db", db, "--password-stdin"],
-            monkeypatch,
-            "a long password\n",
-        )
-        == 0
-    )
+    assert add_user(db, "carol", "caller", "a long password", monkeypatch) == 0
     capsys.readouterr()
     assert run_main([*argv, "--db", db], monkeypatch, stdin) == 2
     err = capsys.readouterr().err

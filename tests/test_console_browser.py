@@ -6,7 +6,6 @@ Without them the tests skip with the reason shown; set BINGO_REQUIRE_BROWSER=1 (
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 from console_desk import Desk, desk_factory, run_console
-from rigs import chromium, missing_browser
+from rigs import browser_tests, chromium
 
 from assistant.console import ConsoleHub, store_winners
 from assistant.grammar import Grammar
@@ -28,10 +27,7 @@ GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
 
-_MISSING = missing_browser()
-if _MISSING and os.environ.get("BINGO_REQUIRE_BROWSER"):
-    raise RuntimeError(f"BINGO_REQUIRE_BROWSER is set but {_MISSING}")
-pytestmark = pytest.mark.skipif(_MISSING is not None, reason=f"browser test skipped: {_MISSING}")
+pytestmark = browser_tests()
 
 GAME = """\
 @game type=limited balls=50 last_ball_required=yes prize=300 pattern="Letter X"

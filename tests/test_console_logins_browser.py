@@ -7,7 +7,6 @@ Needs Debian `chromium` and the `playwright` package, as tests/test_console_brow
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 from console_desk import USERS, HallWithLogins, hall_with_logins
-from rigs import chromium, missing_browser
+from rigs import browser_tests, chromium
 
 from assistant.grammar import Grammar
 from assistant.messages import BoardKey
@@ -25,10 +24,7 @@ from assistant.store import Store
 GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
-_MISSING = missing_browser()
-if _MISSING and os.environ.get("BINGO_REQUIRE_BROWSER"):
-    raise RuntimeError(f"BINGO_REQUIRE_BROWSER is set but {_MISSING}")
-pytestmark = pytest.mark.skipif(_MISSING is not None, reason=f"browser test skipped: {_MISSING}")
+pytestmark = browser_tests()
 
 
 @pytest.fixture(scope="module")
