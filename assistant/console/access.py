@@ -73,7 +73,10 @@ class RecordUsers:
             return store.users()
 
     def find(self, name: str) -> User | None:
-        return next((u for u in self._all() if u.name == name), None)
+        if self.db is None or not self.db.exists():
+            return None
+        with Store.open(self.db, readonly=True) as store:
+            return store.user(name)
 
     def any(self) -> bool:
         return bool(self._all())
