@@ -226,6 +226,10 @@ class Sayer:
     def is_real(self) -> bool:
         return bool(self._digits)
 
+    def real_digits(self) -> dict[int, list[Path]]:
+        """A real voice's takes of each digit it said (empty for a synthetic voice)."""
+        return {n: takes for n, takes in self._digits.items() if takes}
+
     def balls(self) -> list[Ball]:
         if self.is_real:
             return [Ball(n) for n in range(1, 10) if self._digits.get(n)]

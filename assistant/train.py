@@ -1,6 +1,8 @@
-"""Training done here, on this machine, from data made here: `python -m assistant.train confidence | head`.
+"""Training done here, on this machine, from data made here: `python -m assistant.train confidence | head | decoder`.
 
 head: the hall engine's call head over Whisper's frozen encoder (`assistant.hallmodel`, docs/hall-model.md).
+
+decoder: low-rank updates of Whisper's decoder for calls in a hall (`assistant.decoder_adapter`).
 
 confidence: the call confidence of the Whisper engine, a logistic model over what a hearing is read from (the
 N-best share of the ball, how alike the free sentence is, how far the free sentence beats the grammar's, the
@@ -24,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import hallmodel
+from . import decoder_adapter, hallmodel
 from .engines.whisper_engine import CALIBRATION, CALL_FEATURES
 
 SURE_WRONG = 0.002
@@ -197,6 +199,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=False,
         help="also sayings in continuous babble cut as the endpointer cuts them (measured, not the committed head's)",
     )
+    adapt = sub.add_parser("decoder", help="train the decoder adapter (low-rank updates of whisper's decoder)")
+    adapt.add_argument("--seed", type=int, default=decoder_adapter.SEED)
+    adapt.add_argument("--epochs", type=int, default=decoder_adapter.EPOCHS)
+    adapt.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
+    adapt.add_argument(
+        "--data", type=Path, default=None, help="folder of the encoded sets (made there if missing, reused if there)"
+    )
+    adapt.add_argument("--out", type=Path, default=decoder_adapter.WEIGHTS, help="where the adapter goes")
     args = parser.parse_args(argv)
     if args.what == "head" and args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
@@ -227,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
         print(f"train: the call head written to {out}")
+        return 0
+    if args.what == "decoder":
+        folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-decoder-"))
+        print(
+            decoder_adapter.run(args.seed, args.epochs, args.workers, folder, args.out, command, hallmodel.log_stderr)
+        )
+        print(f"train: the decoder adapter written to {args.out}")
         return 0
     if args.what == "evaluate":
         print(evaluate(args.data, args.models))

@@ -170,6 +170,37 @@ def test_the_numpy_decoder_matches_ctranslate2(model: Path) -> None:
         assert np.abs(la - lb).max() < 1e-3
 
 
+def test_a_decoder_adapter_updates_the_weights_it_names_and_refuses_what_does_not_fit(model: Path) -> None:
+    decoder = WhisperDecoder(model / "model.bin")
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(decoder.width, 4)).astype(np.float32)
+    b = rng.normal(size=(4, decoder.width)).astype(np.float32) * 0.01
+    adapted = decoder.adapted({"5.q.a": a, "5.q.b": b})
+    assert np.allclose(adapted.layers[5].q[0], decoder.layers[5].q[0] + a @ b)
+    assert adapted.layers[5].q[1] is decoder.layers[5].q[1]
+    assert all(adapted.layers[i] is decoder.layers[i] for i in range(5))
+    assert adapted.layers[5].kv is decoder.layers[5].kv  # the original is untouched
+    memory = rng.normal(size=(50, decoder.width)).astype(np.float32)
+    tokens = np.array([[50258, 50259, 50359, 50363]])
+    before, _ = decoder.run(tokens, decoder.cross(memory))
+    after, _ = adapted.run(tokens, adapted.cross(memory))
+    assert not np.allclose(before, after)  # layer 5's queries changed what it reads of the audio
+    assert np.array_equal(before, decoder.run(tokens, decoder.cross(memory))[0])
+    for bad, reason in (
+        ({"5.q.a": a}, "no second factor"),
+        ({"9.q.a": a, "9.q.b": b}, "no layer"),
+        ({"5.ln1.a": a, "5.ln1.b": b}, "names no weight"),
+        ({"5.kv.a": a, "5.kv.b": b}, "is (512, 512), the weight (512, 1024)"),
+    ):
+        with pytest.raises(EngineError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+            decoder.adapted(bad)
+
+
+def test_a_missing_decoder_adapter_is_one_clear_error(grammar: Grammar, model: Path, tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="cannot read the decoder adapter"):
+        make_recognizer("whisper", grammar, model, settings=WhisperSettings(adapter=str(tmp_path / "none.npz")))
+
+
 def test_the_walker_reads_what_whisper_writes_and_only_the_step_s_sentences(grammar: Grammar) -> None:
     calling = Walker(build_net(grammar, grammar.step_intents("calling")))
     for text in (" B 7.", " B7", " B-7", " O 61, O 61.", " N thirty-one", " O 6 1", " Last ball.", " Bingo!"):

@@ -9,8 +9,10 @@ The arithmetic matches CTranslate2's float32 decoder to 1e-5 in log-probability 
 
 from __future__ import annotations
 
+import dataclasses
 import mmap
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,9 @@ _LAYER_WEIGHTS = (
     "ffn/linear_1/weight",
     "ffn/linear_1/bias",
 )
+
+ADAPTABLE = ("qkv", "out1", "q", "kv", "out2", "ff1", "ff2")
+"""The dense weights of a layer a decoder adapter may update (`WhisperDecoder.adapted`)."""
 
 
 def read_variables(path: Path, prefix: str) -> dict[str, np.ndarray]:
@@ -198,6 +203,30 @@ class WhisperDecoder:
     @staticmethod
     def _f(v: dict[str, np.ndarray], name: str) -> Array:
         return np.asarray(v[name], dtype=np.float32)
+
+    def adapted(self, deltas: Mapping[str, np.ndarray]) -> WhisperDecoder:
+        """This decoder with low-rank updates added to its dense weights (a LoRA adapter, merged once): for layer
+        L's weight NAME (qkv, out1, q, kv, out2, ff1, ff2, as `_Layer` names them), `L.NAME.a` (in, rank) and
+        `L.NAME.b` (rank, out), the update being a @ b. The embedding and the layer norms are not adapted."""
+        layers = list(self.layers)
+        for key in deltas:
+            index, name, part = key.split(".") if key.count(".") == 2 else ("", "", "")
+            if part not in ("a", "b") or not index.isdigit() or name not in ADAPTABLE:
+                raise EngineError(f"decoder adapter: {key!r} names no weight of the decoder")
+            if part == "b":
+                continue
+            i = int(index)
+            if i >= len(layers) or f"{index}.{name}.b" not in deltas:
+                raise EngineError(f"decoder adapter: {key!r} has no layer or no second factor in this model")
+            weight, bias = getattr(layers[i], name)
+            update = np.asarray(deltas[key], dtype=np.float32) @ np.asarray(deltas[f"{index}.{name}.b"], np.float32)
+            if update.shape != weight.shape:
+                raise EngineError(f"decoder adapter: {key!r} is {update.shape}, the weight {weight.shape}")
+            layers[i] = dataclasses.replace(layers[i], **{name: (weight + update, bias)})
+        copy = object.__new__(WhisperDecoder)
+        copy.__dict__.update(self.__dict__)
+        copy.layers = tuple(layers)
+        return copy
 
     def output_embedding(self, tokens: npt.NDArray[np.int64]) -> Array:
         """Rows of the tied output projection for these tokens, (len, width) float32."""

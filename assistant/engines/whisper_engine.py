@@ -127,6 +127,9 @@ class WhisperSettings:
     """Seconds within which a call's second saying is weighed with its first."""
     compatible: float = 0.02
     """Two sayings heard as different balls are one doubtful hearing when each gave the other at least this."""
+    adapter: str = ""
+    """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
+    merged into the decoder: its file, or "" for Whisper's own decoder."""
     head: bool = False
     """Weigh each call with the call head trained here (`call_head`, issue 20): the hall engine's way."""
     head_agree: float = 0.5
@@ -280,8 +283,19 @@ def _table(loaded: _Loaded, words: frozenset[str]) -> TokenTable:
 
 
 @functools.cache
-def _search(loaded: _Loaded, table: TokenTable) -> ConstrainedSearch:
-    return ConstrainedSearch(loaded.decoder, table)
+def _adapted(loaded: _Loaded, adapter: Path) -> WhisperDecoder:
+    """The model's decoder with a decoder adapter's updates merged (`WhisperSettings.adapter`)."""
+    try:
+        with np.load(adapter) as found:
+            deltas = {key: found[key] for key in found.files if key != "meta"}
+    except (OSError, ValueError) as exc:
+        raise EngineError(f"cannot read the decoder adapter {adapter}: {exc}") from exc
+    return loaded.decoder.adapted(deltas)
+
+
+@functools.cache
+def _search(decoder: WhisperDecoder, table: TokenTable) -> ConstrainedSearch:
+    return ConstrainedSearch(decoder, table)
 
 
 @dataclass(frozen=True)
@@ -404,7 +418,8 @@ class WhisperRecognizer:
         self._filters = loaded.filters
         self._end, self._previous, self._start = loaded.end, loaded.previous, loaded.start
         self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
-        self._search = _search(loaded, self._table)
+        decoder = _adapted(loaded, Path(self.settings.adapter).resolve()) if self.settings.adapter else loaded.decoder
+        self._search = _search(decoder, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
         self._prompts: dict[tuple[str, ...], list[_Prompt]] = {}
         self._yardsticks: dict[tuple[tuple[str, ...], frozenset[str]], list[_Prompt]] = {}

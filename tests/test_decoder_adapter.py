@@ -1,0 +1,98 @@
+"""The decoder adapter (issue 20): its data, the torch decoder it is trained in, and the numpy decoder it ends in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant import decoder_adapter
+from assistant.engines import make_recognizer
+from assistant.engines.whisper_engine import WhisperRecognizer, WhisperSettings
+from assistant.grammar import Grammar
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> WhisperRecognizer:
+    found = make_recognizer("whisper", Grammar.load(), None)
+    assert isinstance(found, WhisperRecognizer)
+    return found
+
+
+@pytest.fixture(scope="module")
+def made(recognizer: WhisperRecognizer) -> dict[str, np.ndarray]:
+    """One espeak voice's calls and other sayings, made and encoded as `python -m assistant.train decoder` does."""
+    part = decoder_adapter._job(("espeak:en-us+m3@160~50", 0, 7, 3, 4))
+    assert part["x"].shape == (len(part["words"]), 500, 512)
+    return part
+
+
+def test_the_words_are_written_as_the_engine_s_prompt_writes_them() -> None:
+    assert decoder_adapter.written("B forty four") == " B forty-four."
+    assert decoder_adapter.written("N thirty") == " N thirty."
+    assert decoder_adapter.written("i am reading the correct number") == " I am reading the correct number."
+    assert decoder_adapter.written("are there any other bingos?") == " Are there any other bingos?"
+    assert decoder_adapter.written("") == ""
+
+
+def test_the_examples_say_what_their_words_say(made: dict[str, np.ndarray]) -> None:
+    kinds = made["kind"].tolist()
+    assert kinds[:3] == ["call", "call", "call"] and "babble" in kinds
+    grammar = Grammar.load()
+    for words, label, kind in zip(made["words"], made["label"], kinds, strict=True):
+        if kind == "call":
+            (meaning,) = grammar.parse(str(words), ("call",)).meanings
+            assert meaning.ball is not None and meaning.ball.number == label
+        elif kind == "babble":
+            assert str(words) == "" and label == 0
+        else:
+            assert str(words) and label == 0
+
+
+def test_the_torch_decoder_is_the_numpy_decoder_and_its_updates_merge_into_it(
+    recognizer: WhisperRecognizer, made: dict[str, np.ndarray]
+) -> None:
+    decoder = recognizer._search.decoder
+    model = decoder_adapter.torch_decoder(decoder, rank=4, alpha=8.0)
+    prompt = decoder_adapter.prompts(recognizer)[0]
+    tokens = np.array([[*prompt, *recognizer._tokenizer.encode(" B seven.", add_special_tokens=False).ids]])
+    memory = made["x"][0].astype(np.float32)
+    with torch.no_grad():
+        ours = model(torch.from_numpy(tokens), torch.from_numpy(memory[None]))[0, -1].numpy()
+    theirs, _ = decoder.run(tokens, decoder.cross(memory))
+    assert np.abs(ours - theirs[0]).max() < 1e-3
+    # Some updates, then the same sentence through the numpy decoder with them merged.
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.requires_grad:
+                p.add_(torch.randn(p.shape, generator=generator) * 0.02)
+        moved = model(torch.from_numpy(tokens), torch.from_numpy(memory[None]))[0, -1].numpy()
+    adapted = decoder.adapted(model.deltas())
+    merged, _ = adapted.run(tokens, adapted.cross(memory))
+    assert np.abs(moved - ours).max() > 1e-2  # the updates changed what it writes
+    assert np.abs(moved - merged[0]).max() < 1e-3
+
+
+def test_training_teaches_the_decoder_the_words_said(
+    recognizer: WhisperRecognizer, made: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    data = {"train": made, "valid": made}
+    deltas, judged = decoder_adapter.fit(recognizer, data, seed=3, epochs=4, log=lambda _: None)
+    assert judged[-1]["loss"] < judged[0]["loss"]
+    path = tmp_path / "adapter.npz"
+    np.savez(path, **deltas)
+    adapted = make_recognizer("whisper", Grammar.load(), None, settings=WhisperSettings(adapter=str(path)))
+    assert isinstance(adapted, WhisperRecognizer)
+    assert adapted._search.decoder is not recognizer._search.decoder
+    assert not np.array_equal(recognizer._search.decoder.layers[0].q[0], adapted._search.decoder.layers[0].q[0])
+
+
+def test_the_prompts_are_the_engine_s_own(recognizer: WhisperRecognizer) -> None:
+    found = decoder_adapter.prompts(recognizer)
+    calling = [tuple(p.tokens) for p in recognizer._prompt(Grammar.load().step_intents("calling"))]
+    assert set(calling) <= set(found)
+    assert all(p[0] == recognizer._previous and p[-4:] == tuple(recognizer._start) for p in found)
