@@ -58,7 +58,7 @@ from .report import json_extras, render_csv, render_html, render_json, render_te
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
 from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
-from .store import Journal, Store, StoreError, check_user, occasion_record
+from .store import Journal, RecordLocation, Store, StoreError, check_user, occasion_record
 
 FIXTURES = ROOT / "audio_fixtures"
 DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_violation"}
@@ -116,7 +116,7 @@ class _Run:
         self.occasion_id: int | None = None
         self.speaker: Speaker = make_speaker("silent", _voice_settings(settings), None)
 
-    def open_store(self, db: Path | None, resume: bool, *, finished: bool = False) -> bool:
+    def open_store(self, db: RecordLocation | None, resume: bool, *, finished: bool = False) -> bool:
         """Open the record and the occasion to journal into; True when it continues one already recorded.
 
         --resume continues the last unfinished occasion of this source. A process killed before it stored

@@ -25,7 +25,7 @@ from ..messages import Input, OccasionRecord, Output
 from . import chain, reports, resume, retention, schema, users
 from .chain import Event, row_hash
 from .codec import canonical, decode_message, encode_message, plain
-from .port import Connection, RecordLocation, is_server, record_location
+from .port import Connection, RecordLocation, is_server, record_exists, record_location
 from .records import (
     CONTACT_THRESHOLD,
     GENESIS,
@@ -79,6 +79,7 @@ __all__ = [
     "is_server",
     "occasion_record",
     "rebuild_record",
+    "record_exists",
     "record_location",
     "row_hash",
 ]

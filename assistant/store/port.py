@@ -21,6 +21,11 @@ def is_server(location: RecordLocation) -> bool:
     return isinstance(location, str) and location.startswith(SERVER_SCHEMES)
 
 
+def record_exists(location: RecordLocation) -> bool:
+    """Whether there is a record to read: a file that exists; a server record is asked when opened."""
+    return is_server(location) or Path(location).exists()
+
+
 def record_location(text: str) -> RecordLocation:
     """`--db`'s value: a `postgresql://` URL kept as it is, anything else a file path."""
     return text if text.startswith(SERVER_SCHEMES) else Path(text)
