@@ -29,6 +29,15 @@ def _engine_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _ship_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ship-to",
+        metavar="URL",
+        help="also ship the --db file, row for row, to this hall's chain on a PostgreSQL server "
+        "(postgresql://HOST/DB?hall=NAME); the file is written first, so a server that is down loses nothing",
+    )
+
+
 def _record_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
@@ -40,6 +49,7 @@ def _record_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="continue the last unfinished occasion in --db (a run killed before it stored anything starts afresh)",
     )
+    _ship_flag(p)
     p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for WAV sessions)")
     p.add_argument("--voice-out", type=Path, help="write everything the assistant said to this WAV, at its times")
     p.add_argument("--prompts-json", type=Path, help="write the prompts with their times to this JSON file")
@@ -172,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--prompts-json", type=Path, help="with --live: write the prompts with their times to this file")
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
     serve.add_argument("--db", type=record_location, help=f"record to write; its users log in to the console; {RECORD}")
+    _ship_flag(serve)
     _engine_flags(serve)
 
     users = verbs.add_parser("users", help="the console's users (caller, floor, inspector), kept in the record")

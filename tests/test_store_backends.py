@@ -372,3 +372,33 @@ def test_a_bad_server_record_is_one_line_and_exit_2(pg_cluster: Any) -> None:
     assert done.stderr.strip() == (
         "bingo-assistant: error: a postgresql:// record names its hall: add ?hall=NAME to the URL"
     )
+
+
+def test_check_ships_its_file_to_the_server_and_a_later_run_ships_what_a_down_server_missed(
+    pg_url: str, tmp_path: Path
+) -> None:
+    db, script = tmp_path / "hall.db", ROOT / "tests" / "scenarios" / "compliant-winner-take-all.txt"
+    host, rest = pg_url.rsplit(":", 1)
+    down = f"{host}:{int(rest.split('/')[0]) + 1}/{rest.split('/', 1)[1]}?hall=east"  # nothing listens there
+    first = cli("check", script, "--db", db, "--quiet", "--ship-to", down)
+    assert first.returncode == 0, first.stderr
+    told = first.stderr.strip().splitlines()
+    assert told[0].startswith("record server unreachable, recording locally and catching up when it is back: ")
+    assert (
+        told[-1] == f"record server unreachable: the rest of {db} is kept there; the next run with --ship-to ships it"
+    )
+    second = cli("check", script, "--db", db, "--quiet", "--ship-to", f"{pg_url}?hall=east")
+    assert second.returncode == 0 and second.stderr == "", second.stderr
+    with Store.open(db, readonly=True) as local, Store.open(f"{pg_url}?hall=east", readonly=True) as server:
+        assert len(server.occasions()) == 2
+        assert server.verify().head == local.verify().head
+        assert server.inputs(1) == local.inputs(1)
+
+
+def test_ship_to_needs_a_file_and_a_hall(pg_url: str, tmp_path: Path) -> None:
+    script = ROOT / "tests" / "scenarios" / "compliant-winner-take-all.txt"
+    no_hall = cli("check", script, "--db", tmp_path / "hall.db", "--ship-to", pg_url)
+    assert no_hall.returncode == 2
+    assert no_hall.stderr.strip().endswith("a postgresql:// record names its hall: add ?hall=NAME to the URL")
+    no_file = cli("check", script, "--ship-to", f"{pg_url}?hall=east")
+    assert no_file.returncode == 2 and "--ship-to ships the record file: give --db FILE" in no_file.stderr
