@@ -211,7 +211,7 @@ class _Run:
         replica.start()
 
         def finish() -> None:
-            if not replica.stop(flush_seconds=10.0):
+            if not replica.stop(flush_seconds=10.0) and replica.refused is None:
                 say(f"record server unreachable: the rest of {db} is kept there; the next run with --ship-to ships it")
             replica.close()
 

@@ -24,6 +24,7 @@ from test_store import INPUTS, OUTPUTS, WTA
 from assistant.messages import Ball, CallMade, GameOpened, GamePlan, GameType, Prompt, Role, Tick, Utterance
 from assistant.settings import ROOT
 from assistant.store import Journal, RecordLocation, Store, StoreError, is_server, occasion_record, rebuild_record
+from assistant.store.replica import Replica
 
 LONG_AGO = datetime(2022, 1, 7, 19, 0, tzinfo=UTC)
 RECENT = datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
@@ -402,3 +403,23 @@ def test_ship_to_needs_a_file_and_a_hall(pg_url: str, tmp_path: Path) -> None:
     assert no_hall.stderr.strip().endswith("a postgresql:// record names its hall: add ?hall=NAME to the URL")
     no_file = cli("check", script, "--ship-to", f"{pg_url}?hall=east")
     assert no_file.returncode == 2 and "--ship-to ships the record file: give --db FILE" in no_file.stderr
+
+
+def test_a_replica_refuses_a_server_chain_that_is_not_its_files(pg_url: str, tmp_path: Path) -> None:
+    told: list[str] = []
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    for path in (first, second):
+        with Store.open(path) as store:
+            calls(store)
+    shipping = Replica(first, f"{pg_url}?hall=east", say=told.append)
+    assert shipping.stop(flush_seconds=5.0) and told == []
+    shipping.close()
+    other = Replica(second, f"{pg_url}?hall=east", say=told.append)
+    assert not other.stop(flush_seconds=5.0)
+    other.close()
+    assert told == [
+        f"record server refused: the server's chain of hall east does not continue {second} at record 13: "
+        "not shipped (one hall, one writer)"
+    ]
+    with Store.open(f"{pg_url}?hall=east", readonly=True) as server, Store.open(first, readonly=True) as local:
+        assert server.verify().head == local.verify().head  # the first file's rows, untouched

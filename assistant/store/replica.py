@@ -24,6 +24,11 @@ BATCH = 500
 """Rows shipped in one server transaction."""
 
 
+class NotContinued(StoreError):
+    """The server's chain of the hall is not the file's: another writer wrote there. Shipping stops; nothing is
+    overwritten."""
+
+
 class Replica:
     """Ships `local` (a SQLite record) to `server` (a `postgresql://...?hall=NAME` URL)."""
 
@@ -37,6 +42,8 @@ class Replica:
         self.shipped = 0
         self.down_since: float | None = None
         self.outages = 0
+        self.refused: str | None = None
+        """Why the server's chain cannot take the file's rows, once found: shipping has stopped."""
         self._source: Store | None = None
         self._target: Store | None = None
         self._stop = threading.Event()
@@ -55,15 +62,18 @@ class Replica:
             rows = [
                 chain.Event(*row)
                 for row in source._read(
-                    f"SELECT {chain.EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, self.batch)
+                    f"SELECT {chain.EVENT_COLUMNS} FROM events WHERE id >= ? ORDER BY id LIMIT ?",
+                    (last_id, self.batch + 1),
                 )
             ]
+            joint = rows.pop(0) if rows and rows[0].id == last_id else None
+            if (head and (joint is None or joint.hash != last_hash)) or (rows and rows[0].prev_hash != last_hash):
+                raise NotContinued(
+                    f"the server's chain of hall {target.hall} does not continue {self.local} at record {last_id}: "
+                    "not shipped (one hall, one writer)"
+                )
             if not rows:
                 return 0
-            if rows[0].prev_hash != last_hash:
-                raise StoreError(
-                    f"the server's chain of hall {target.hall} does not continue {self.local} at record {rows[0].id}"
-                )
             for row in rows:
                 db.execute(chain.INSERT_EVENT, dataclasses.astuple(row))
             db.note_used(rows[-1].id)
@@ -81,8 +91,14 @@ class Replica:
 
     def step(self) -> None:
         """One attempt, telling in one line when the server goes away and when it has caught up after coming back."""
+        if self.refused is not None:
+            return
         try:
             shipped = self.catch_up()
+        except NotContinued as exc:
+            self.refused = str(exc)
+            self.say(f"record server refused: {exc}")
+            return
         except StoreError as exc:
             self._drop_target()
             if self.up is not False:
@@ -124,6 +140,8 @@ class Replica:
         deadline = time.monotonic() + flush_seconds
         while True:
             self.step()
+            if self.refused is not None:
+                return False
             if self.up:
                 return True
             if time.monotonic() > deadline:
