@@ -29,12 +29,15 @@ def rules() -> RulePack:
 def pg_cluster() -> Iterator[Cluster]:
     """One throwaway PostgreSQL server for the session (Debian's postgresql, loopback, a temporary folder). Without it
     the tests that need it skip with the reason, unless BINGO_REQUIRE_PG (CI) makes that a failure."""
+    cluster: Cluster | None = None
     try:
         import psycopg  # noqa: F401
 
         cluster = Cluster()
         cluster.start()
     except (ImportError, StoreError, OSError, subprocess.SubprocessError) as exc:
+        if cluster is not None:
+            cluster.remove()
         why = f"PostgreSQL cannot start here: {exc}"
         if os.environ.get("BINGO_REQUIRE_PG"):
             pytest.fail(f"BINGO_REQUIRE_PG is set but {why}")

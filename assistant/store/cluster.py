@@ -71,12 +71,13 @@ class Cluster:
         )
 
     def _run(self, command: list[str], timeout: float = 120.0) -> None:
+        program = Path(command[0]).name
         if self.user is not None:
             command = ["runuser", "-u", self.user, "--", *command]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.folder)
         if done.returncode != 0:
             why = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
-            raise StoreError(f"{Path(command[-1] if self.user else command[0]).name} failed: {why}")
+            raise StoreError(f"{program} failed: {why}")
 
     def start(self) -> None:
         options = (
