@@ -12,7 +12,9 @@ from pathlib import Path
 from . import app
 from .engines import ENGINES
 from .settings import Settings, SettingsError, load_settings, override
-from .store import USER_ROLES
+from .store import USER_ROLES, record_location
+
+RECORD = "a SQLite file, or postgresql://[USER@]HOST[:PORT]/DB?hall=NAME for a hall's chain on a shared server"
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
@@ -27,13 +29,27 @@ def _engine_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _ship_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ship-to",
+        metavar="URL",
+        help="also ship the --db file, row for row, to this hall's chain on a PostgreSQL server "
+        "(postgresql://HOST/DB?hall=NAME); the file is written first, so a server that is down loses nothing",
+    )
+
+
 def _record_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", type=Path, help="SQLite record to write (default: none for check, config for listen)")
+    p.add_argument(
+        "--db",
+        type=record_location,
+        help=f"record to write (default: none for check, config for listen); {RECORD}",
+    )
     p.add_argument(
         "--resume",
         action="store_true",
         help="continue the last unfinished occasion in --db (a run killed before it stored anything starts afresh)",
     )
+    _ship_flag(p)
     p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for WAV sessions)")
     p.add_argument("--voice-out", type=Path, help="write everything the assistant said to this WAV, at its times")
     p.add_argument("--prompts-json", type=Path, help="write the prompts with their times to this JSON file")
@@ -96,22 +112,22 @@ def build_parser() -> argparse.ArgumentParser:
     diagram.add_argument("--rules", type=Path, help="rule pack (default from config)")
 
     verify = verbs.add_parser("verify", help="check the hash chain of a record")
-    verify.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    verify.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     verify.add_argument("--head", help="the chain head printed earlier (e.g. on a report): catches a rewritten chain")
 
     report = verbs.add_parser("report", help="report an occasion for the operator or the regulator")
-    report.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    report.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     report.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
     report.add_argument("--format", choices=["html", "json", "csv", "text"], default="html")
     report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
 
     prune = verbs.add_parser("prune", help="archive, then remove, records older than the retention period")
-    prune.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    prune.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     prune.add_argument("--archive", type=Path, required=True, help="archive file written before anything is removed")
     prune.add_argument("--years", type=int, help="retention in years (default from config: 3)")
 
     winner = verbs.add_parser("winner", help="enter a winner-take-all winner's contact details (E(2)(c),(d))")
-    winner.add_argument("--db", type=Path, required=True, help="the SQLite record")
+    winner.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     winner.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
     winner.add_argument("--game", type=int, required=True, help="game number within the occasion")
     winner.add_argument("--name", required=True, help="winner's name")
@@ -165,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--prompts-json", type=Path, help="with --live: write the prompts with their times to this file")
     serve.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines")
-    serve.add_argument("--db", type=Path, help="SQLite record to write; its users log in to the console")
+    serve.add_argument("--db", type=record_location, help=f"record to write; its users log in to the console; {RECORD}")
+    _ship_flag(serve)
     _engine_flags(serve)
 
     users = verbs.add_parser("users", help="the console's users (caller, floor, inspector), kept in the record")
@@ -185,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     remove.add_argument("name", metavar="NAME")
     listing = users_verbs.add_parser("list", help="list the users and their roles")
     for p in (add, remove, listing):
-        p.add_argument("--db", type=Path, required=True, help="the SQLite record (the one serve --db writes)")
+        p.add_argument(
+            "--db", type=record_location, required=True, help=f"the record (the one serve --db writes): {RECORD}"
+        )
     return parser
 
 

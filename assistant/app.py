@@ -58,7 +58,9 @@ from .report import json_extras, render_csv, render_html, render_json, render_te
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
 from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
-from .store import Journal, Store, StoreError, check_user, occasion_record
+from .store import Journal, RecordLocation, Store, StoreError, check_user, is_server, occasion_record
+from .store.postgres import ServerRecord
+from .store.replica import Replica
 
 FIXTURES = ROOT / "audio_fixtures"
 DEMO_GAMES = {"compliant": "demo_game", "faulty": "demo_violation"}
@@ -116,21 +118,27 @@ class _Run:
         self.occasion_id: int | None = None
         self.speaker: Speaker = make_speaker("silent", _voice_settings(settings), None)
 
-    def open_store(self, db: Path | None, resume: bool, *, finished: bool = False) -> bool:
+    def open_store(
+        self, db: RecordLocation | None, resume: bool, *, finished: bool = False, ship_to: str | None = None
+    ) -> bool:
         """Open the record and the occasion to journal into; True when it continues one already recorded.
 
         --resume continues the last unfinished occasion of this source. A process killed before it stored
         anything (no file, an empty or half-created one, no occasion yet) left nothing to continue: the run
         starts afresh, silently, and the record ends as a clean run's. With `finished`, an occasion of this
         source closed already (killed after closing, before it exited) is replayed against its record, which
-        must agree and is left as it is.
+        must agree and is left as it is. `ship_to`: the file is also shipped to that hall's chain on a server.
         """
         if db is None:
             if resume:
                 raise UsageError("--resume needs --db")
+            if ship_to is not None:
+                raise UsageError("--ship-to ships the record file: give --db FILE")
             return False
         self.store = Store.open(db)
         self.stack.callback(self.store.close)
+        if ship_to is not None:
+            self._ship(db, ship_to)
         occasion = self.store.latest_open_occasion(self.source) if resume else None
         if occasion is None and resume and finished:
             occasion = self.store.latest_occasion(self.source)
@@ -188,6 +196,27 @@ class _Run:
             self.prompts.append(item)
             self.speaker.say(item)
 
+    def _ship(self, db: RecordLocation, url: str) -> None:
+        """Ship the record file to the server in the background; at the end, what is left is tried for a while."""
+        if is_server(db):
+            raise UsageError("--ship-to ships a record file: --db is the server already")
+        if not is_server(url):
+            raise UsageError(f"--ship-to takes a postgresql://HOST/DB?hall=NAME URL, not {url}")
+        ServerRecord(url)  # a bad URL is told now, not as a server that is down
+
+        def say(text: str) -> None:
+            print(text, file=sys.stderr, flush=True)
+
+        replica = Replica(Path(db), url, say=say)
+        replica.start()
+
+        def finish() -> None:
+            if not replica.stop(flush_seconds=10.0) and replica.refused is None:
+                say(f"record server unreachable: the rest of {db} is kept there; the next run with --ship-to ships it")
+            replica.close()
+
+        self.stack.callback(finish)
+
     def finish(self, session: Session, prompts_json: Path | None) -> None:
         if self.store is not None and self.occasion_id is not None:
             self.store.close_occasion(self.occasion_id, record=session.procedure.occasion)
@@ -230,7 +259,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             raise UsageError("--board is for WAV sessions: a transcript script carries its own board lines")
         keys = read_board(args.board, grammar) if args.board is not None else []
         script = _script_inputs(args.session, grammar) if audio is None else []
-        run.open_store(args.db, args.resume, finished=True)
+        run.open_store(args.db, args.resume, finished=True, ship_to=args.ship_to)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
         session = run.session()
@@ -321,7 +350,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
     plans = plans_from(args.plan)
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
-        run.open_store(args.db or settings.store.db, args.resume)
+        run.open_store(args.db or settings.store.db, args.resume, ship_to=args.ship_to)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=hall.now)
         session = run.session()
         until = run.resume(session)
@@ -543,7 +572,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     )
 
     def open_session(emit: Callable[[Output], None]) -> Session:
-        run.open_store(args.db, resume=False)
+        run.open_store(args.db, resume=False, ship_to=args.ship_to)
         session = run.session()
         session.sinks.append(emit)
         if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`

@@ -87,8 +87,8 @@ class AudioConfig:
 
 @dataclass(frozen=True)
 class StoreConfig:
-    db: Path = Path("bingo.db")
-    """The SQLite record."""
+    db: Path | str = Path("bingo.db")
+    """The record: a SQLite file, or a hall's chain on a PostgreSQL server (`postgresql://HOST/DB?hall=NAME`)."""
     retention_years: int = 3
     """Years records are kept (15.4.1.12 NMAC)."""
 
@@ -107,6 +107,8 @@ def _coerce(section: str, name: str, current: Any, value: Any, base: Path) -> An
     if isinstance(current, Path) or name in ("vosk_model", "whisper_model", "model", "rules", "grammar", "db"):
         if value in ("", None):
             return None if name in ("vosk_model", "whisper_model", "model") else current
+        if name == "db" and str(value).startswith(("postgresql://", "postgres://")):
+            return str(value)
         path = Path(str(value)).expanduser()
         return path if path.is_absolute() or name == "db" else base / path
     if isinstance(current, frozenset):

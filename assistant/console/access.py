@@ -14,14 +14,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from ..store import USER_ROLES, Store, StoreError, User
+from ..store import USER_ROLES, RecordLocation, Store, StoreError, User, record_exists
 
 ACTIONS = ("board", "game", "claim", "winner")
 """The console's actions: key a ball, start the next game, rule on a claim, enter a winner."""
@@ -63,17 +62,17 @@ class UserBook(Protocol):
 class RecordUsers:
     """The users of a record (`users` table), read afresh at each request: `users add/remove` apply at once."""
 
-    def __init__(self, db: Path | None) -> None:
+    def __init__(self, db: RecordLocation | None) -> None:
         self.db = db
 
     def _all(self) -> list[User]:
-        if self.db is None or not self.db.exists():
+        if self.db is None or not record_exists(self.db):
             return []
         with Store.open(self.db, readonly=True) as store:
             return store.users()
 
     def find(self, name: str) -> User | None:
-        if self.db is None or not self.db.exists():
+        if self.db is None or not record_exists(self.db):
             return None
         with Store.open(self.db, readonly=True) as store:
             return store.user(name)
@@ -82,7 +81,7 @@ class RecordUsers:
         return bool(self._all())
 
 
-def users_in(db: Path | None) -> int:
+def users_in(db: RecordLocation | None) -> int:
     """How many console users a record holds (none without one)."""
     try:
         return len(RecordUsers(db)._all())
@@ -192,7 +191,7 @@ class Access:
         session_seconds: float = SESSION_SECONDS,
         limit: LoginLimit | None = None,
         secret: bytes | None = None,
-        records: Path | None = None,
+        records: RecordLocation | None = None,
         occasion: int | None = None,
     ) -> None:
         if session_seconds <= 0:
