@@ -535,7 +535,7 @@ def models(args: argparse.Namespace, settings: Settings) -> int:
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """The master board console: a local web page fed by a recorded session, the microphone, or the desk alone."""
-    from .console import ConsoleHub
+    from .console import ConsoleHub, HubClosed
     from .console import serve as serve_console
     from .console.access import SESSION_SECONDS, Access, RecordUsers, users_in
     from .console.records import journal_access, store_winners
@@ -600,7 +600,16 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     )
     plans = plans_from(args.plan)
 
+    stopping = threading.Event()  # set when the console shuts down: the speech thread feeds nothing more
+
     def speech() -> None:
+        try:
+            feed_speech()
+        except HubClosed:
+            if not stopping.is_set():
+                raise
+
+    def feed_speech() -> None:
         if args.session is not None:
             if recording is not None:
                 items: Iterable[Input] = inputs_from_recording(recording, recognizers, grammar, plans)
@@ -611,10 +620,14 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                 if args.realtime:
                     at = time_of(item)
                     time.sleep(max(0.0, at - (time.monotonic() - started)))
+                if stopping.is_set():
+                    return
                 hub.feed(item)
         elif hall is not None and steps is not None:
             due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
             for item in _live_inputs(steps, hall.recognizers, grammar, plans, due):
+                if stopping.is_set():
+                    return
                 hub.feed(gate.doubt(item) if isinstance(item, Utterance) else item)
         elif plans:
             hub.feed(GameStart(0.0, plans[0]))
@@ -630,6 +643,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         with suppress(KeyboardInterrupt):  # Ctrl-C stops the console (uvicorn raises it again once it has shut down)
             serve_console(hub, args.host, args.port, access)
     finally:
+        stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)

@@ -10,7 +10,7 @@ import pytest
 from console_desk import Desk, desk_factory
 from starlette.testclient import TestClient
 
-from assistant.console import ConsoleHub, ConsoleInputError, create_app, store_winners
+from assistant.console import ConsoleHub, ConsoleInputError, HubClosed, create_app, store_winners
 from assistant.console.actions import read_ball, read_plan, read_winner
 from assistant.grammar import Grammar
 from assistant.messages import Ball, BoardKey, GameType, Input, Output, Role, Utterance
@@ -348,7 +348,7 @@ def test_the_desk_hands_errors_back_and_refuses_work_once_closed() -> None:
         hub.on_desk(lambda: 1 // 0)
     assert hub.on_desk(lambda: threading.current_thread().name) == "console-desk"
     hub.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(HubClosed, match="closed"):
         hub.feed(GRAMMAR.utterance(1.0, 2.0, Role.CALLER, "B seven"))
     with pytest.raises(TypeError, match="exactly one"):
         ConsoleHub(grammar=GRAMMAR)

@@ -3,7 +3,7 @@
 from .access import Access, RecordUsers, hash_password
 from .actions import ConsoleInputError
 from .app import create_app, make_server, serve
-from .hub import ConsoleHub
+from .hub import ConsoleHub, HubClosed
 from .records import journal_access, store_winners
 from .view import ConsoleView, WinnerEntry
 
@@ -12,6 +12,7 @@ __all__ = [
     "ConsoleHub",
     "ConsoleInputError",
     "ConsoleView",
+    "HubClosed",
     "RecordUsers",
     "WinnerEntry",
     "create_app",

@@ -55,6 +55,10 @@ class Subscription:
         return await self.queue.get()
 
 
+class HubClosed(RuntimeError):
+    """The hub's desk thread has stopped: nothing more can be fed or asked."""
+
+
 class ConsoleHub:
     """The master board console's state and its single way into the procedure.
 
@@ -120,7 +124,7 @@ class ConsoleHub:
         if threading.current_thread() is self._desk:
             return call()
         if not self._desk.is_alive():
-            raise RuntimeError("the console hub is closed")
+            raise HubClosed("the console hub is closed")
         future: Future[object] = Future()
         self._jobs.put((call, future))
         return future.result()  # type: ignore[return-value]
