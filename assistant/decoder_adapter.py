@@ -15,7 +15,6 @@ endpointer, babble it joined included.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -125,12 +124,12 @@ def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, ot
         yield Said(hallmodel.in_babble(heard, snr, crowd, rng) if found is None else found, words, label, kind, snr)
 
 
-Job = tuple[str, int, int, int, int]
-"""(voice, index, seed, calls, others): one voice's examples, made and encoded in a worker."""
+Job = tuple[str, str, int, int, int, int]
+"""("decoder", voice, index, seed, calls, others): one voice's examples, made and encoded in a worker."""
 
 
 def _job(job: Job) -> dict[str, np.ndarray]:
-    voice, index, seed, calls, others = job
+    _, voice, index, seed, calls, others = job
     grammar = Grammar.load()
     encoder = hallmodel._encoder()
     found = list(examples(voice, index, seed, grammar, calls, others))
@@ -155,16 +154,15 @@ def plan(seed: int) -> dict[str, list[Job]]:
     train, valid = hallmodel.training_voices(hallmodel.SEED)
     neural_train, neural_valid = hallmodel.kokoro_voices(hallmodel.SEED)
     return {
-        "train": [(v, k, seed, CALLS_PER_VOICE, OTHERS_PER_VOICE) for k, v in enumerate(train + neural_train)],
-        "valid": [(v, k, seed + 1, 10, OTHERS_PER_VOICE) for k, v in enumerate(valid + neural_valid)],
+        "train": [
+            ("decoder", v, k, seed, CALLS_PER_VOICE, OTHERS_PER_VOICE) for k, v in enumerate(train + neural_train)
+        ],
+        "valid": [("decoder", v, k, seed + 1, 10, OTHERS_PER_VOICE) for k, v in enumerate(valid + neural_valid)],
     }
 
 
 def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> dict[str, dict[str, np.ndarray]]:
     """The train and validation sets, from `folder` where they are, made (and kept there) where not."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     folder.mkdir(parents=True, exist_ok=True)
     made = {}
     for name, jobs in plan(seed).items():
@@ -174,22 +172,7 @@ def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> d
                 made[name] = {k: data[k] for k in data.files}
             continue
         log(f"making the decoder's {name} set: {len(jobs)} voices")
-        parts: list[dict[str, np.ndarray]] = []
-        began = time.monotonic()
-        with contextlib.ExitStack() as stack:
-            if workers > 1:
-                context = multiprocessing.get_context("spawn")
-                pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
-                results: Iterator[dict[str, np.ndarray]] = pool.map(_job, jobs)
-            else:
-                results = map(_job, jobs)
-            for k, part in enumerate(results):
-                parts.append(part)
-                log(
-                    f"{k + 1}/{len(jobs)} {jobs[k][0]}: {len(part['words'])} examples, {time.monotonic() - began:.0f} s"
-                )
-        made[name] = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-        np.savez(path, **made[name])
+        made[name] = hallmodel.dataset(jobs, workers, log, path, work=_job)
     return made
 
 

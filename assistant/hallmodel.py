@@ -488,10 +488,16 @@ def _job(job: Job) -> dict[str, np.ndarray]:
 
 
 def dataset(
-    jobs: Sequence[Job], workers: int, log: Callable[[str], None], path: Path | None = None
+    jobs: Sequence[Any],
+    workers: int,
+    log: Callable[[str], None],
+    path: Path | None = None,
+    work: Callable[[Any], dict[str, np.ndarray]] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Every job's examples made and encoded (in `workers` processes, started fresh: a forked torch or encoder can
-    hang; one worker runs here), joined, kept at `path` (npz) if given."""
+    """Every job's examples made and encoded by `work` (the head's `_job` by default; a module-level function, for
+    the workers; each job's second item names its voice) in `workers` processes, started fresh (a forked torch or
+    encoder can hang; one worker runs here), joined, kept at `path` (npz) if given."""
+    work = work or _job
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -501,9 +507,9 @@ def dataset(
         if workers > 1:
             context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
-            made: Iterator[dict[str, np.ndarray]] = pool.map(_job, jobs)
+            made: Iterator[dict[str, np.ndarray]] = pool.map(work, jobs)
         else:
-            made = map(_job, jobs)
+            made = map(work, jobs)
         for k, part in enumerate(made):
             parts.append(part)
             log(f"{k + 1}/{len(jobs)} {jobs[k][1]}: {len(part['label'])} examples, {time.monotonic() - began:.0f} s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ def recognizer() -> WhisperRecognizer:
 @pytest.fixture(scope="module")
 def made(recognizer: WhisperRecognizer) -> dict[str, np.ndarray]:
     """One espeak voice's calls and other sayings, made and encoded as `python -m assistant.train decoder` does."""
-    part = decoder_adapter._job(("espeak:en-us+m3@160~50", 0, 7, 3, 4))
+    part = decoder_adapter._job(("decoder", "espeak:en-us+m3@160~50", 0, 7, 3, 4))
     assert part["x"].shape == (len(part["words"]), 500, 512)
     return part
 
@@ -96,3 +97,28 @@ def test_the_prompts_are_the_engine_s_own(recognizer: WhisperRecognizer) -> None
     calling = [tuple(p.tokens) for p in recognizer._prompt(Grammar.load().step_intents("calling"))]
     assert set(calling) <= set(found)
     assert all(p[0] == recognizer._previous and p[-4:] == tuple(recognizer._start) for p in found)
+
+
+def test_the_training_run_makes_its_sets_once_and_writes_an_adapter_the_engine_reads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def small(seed: int) -> dict[str, list[decoder_adapter.Job]]:
+        return {
+            "train": [("decoder", "espeak:en-us+m3@160~50", 0, seed, 2, 1)],
+            "valid": [("decoder", "espeak:en-gb+f2@175~60", 0, seed + 1, 1, 1)],
+        }
+
+    monkeypatch.setattr(decoder_adapter, "plan", small)
+    said: list[str] = []
+    out = tmp_path / "adapter.npz"
+    table = decoder_adapter.run(5, 1, 1, tmp_path / "sets", out, "test", said.append)
+    assert table.splitlines()[0].startswith("| after epoch |") and len(table.splitlines()) == 4
+    assert (tmp_path / "sets" / "decoder-train.npz").is_file() and any("making" in line for line in said)
+    with np.load(out) as found:
+        meta = json.loads(found["meta"].tobytes())
+        assert meta["data"]["train"] == {"examples": 4, "voices": 1} and meta["seed"] == 5
+    recognizer = make_recognizer("whisper", Grammar.load(), None, settings=WhisperSettings(adapter=str(out)))
+    assert isinstance(recognizer, WhisperRecognizer)
+    said.clear()
+    decoder_adapter.run(5, 1, 1, tmp_path / "sets", tmp_path / "again.npz", "test", said.append)
+    assert not any("making" in line for line in said)  # the sets were kept
