@@ -200,8 +200,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also sayings in continuous babble cut as the endpointer cuts them (measured, not the committed head's)",
     )
     adapt = sub.add_parser("decoder", help="train the decoder adapter (low-rank updates of whisper's decoder)")
-    adapt.add_argument("--seed", type=int, default=decoder_adapter.SEED)
-    adapt.add_argument("--epochs", type=int, default=decoder_adapter.EPOCHS)
+    adapt.add_argument(
+        "--seed",
+        type=int,
+        default=decoder_adapter.SEED,
+        help=f"of the data and the training (default {decoder_adapter.SEED})",
+    )
+    adapt.add_argument(
+        "--epochs",
+        type=int,
+        default=decoder_adapter.EPOCHS,
+        help=f"passes over the data (default {decoder_adapter.EPOCHS})",
+    )
     adapt.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
     adapt.add_argument(
         "--data", type=Path, default=None, help="folder of the encoded sets (made there if missing, reused if there)"
