@@ -1,9 +1,9 @@
-"""The SQLite store on real files: round trips, idempotent journaling, winners, and bad input giving one-line errors."""
+"""The SQLite store on real files: typed views, the rebuilt record, winners, locks and bad files as one-line errors
+(round trips, idempotent journaling, replay and two writers are the contract of both back ends: test_store_backends)."""
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from assistant.messages import (
     Tick,
     Utterance,
 )
-from assistant.store import SCHEMA_VERSION, Journal, Store, StoreError, occasion_record, rebuild_record
+from assistant.store import SCHEMA_VERSION, Store, StoreError, rebuild_record
 
 WTA = GamePlan(GameType.WINNER_TAKE_ALL, cards_sold=140, prize=900.0, last_ball_required=True)
 
@@ -71,20 +71,6 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "hall.db"
 
 
-def test_every_message_type_round_trips_through_the_file(db: Path) -> None:
-    with Store.open(db) as store:
-        occasion = store.start_occasion(source="tonight.txt")
-        for item in INPUTS:
-            store.record_input(occasion, item)
-        for out in OUTPUTS:
-            store.record_output(occasion, out)
-    with Store.open(db, readonly=True) as store:
-        assert store.inputs(occasion) == INPUTS
-        assert store.outputs(occasion) == OUTPUTS
-        assert store.latest_open_occasion() == occasion
-        assert store.latest_open_occasion("other.txt") is None
-
-
 def test_the_typed_views_show_what_an_inspector_asks_for(db: Path) -> None:
     with Store.open(db) as store:
         occasion = store.start_occasion(source="hall")
@@ -109,56 +95,6 @@ def test_the_typed_views_show_what_an_inspector_asks_for(db: Path) -> None:
     ]
     assert con.execute("SELECT kind, clause FROM prompts").fetchall() == [("repeat-call", "A(3)")]
     con.close()
-
-
-def test_recording_the_same_input_twice_is_a_no_op_and_a_different_one_is_refused(db: Path) -> None:
-    with Store.open(db) as store:
-        occasion = store.start_occasion(source="hall")
-        assert store.record_input(occasion, INPUTS[0], seq=0) == 0
-        assert store.record_input(occasion, INPUTS[0], seq=0) == 0
-        assert store.record_output(occasion, OUTPUTS[0], seq=0, sub=0) is True
-        assert store.record_output(occasion, OUTPUTS[0], seq=0, sub=0) is False
-        with pytest.raises(StoreError, match=r"input 0 of occasion .* recorded differently"):
-            store.record_input(occasion, INPUTS[1], seq=0)
-        assert store.inputs(occasion) == [INPUTS[0]]
-        assert store.outputs(occasion) == [OUTPUTS[0]]
-
-
-def test_journal_replay_records_only_what_a_crash_cut_off(db: Path) -> None:
-    with Store.open(db) as store:
-        occasion = store.start_occasion(source="hall")
-        journal = Journal(store, occasion)
-        journal.input(INPUTS[0])
-        journal.output(OUTPUTS[0])
-        journal.input(INPUTS[1])  # crash here: its outputs were never written
-
-        spoken: list[object] = []
-        replay = Journal(store, occasion)
-        sink = replay.forward(spoken.append)
-        assert replay.input(INPUTS[0]) is False
-        sink(OUTPUTS[0])
-        assert replay.input(INPUTS[1]) is False
-        sink(OUTPUTS[1])
-        sink(OUTPUTS[2])
-        assert replay.input(INPUTS[2]) is True
-        assert spoken == [OUTPUTS[1], OUTPUTS[2]]
-        assert store.inputs(occasion) == INPUTS[:3]
-        assert store.outputs_by_input(occasion) == {0: [OUTPUTS[0]], 1: [OUTPUTS[1], OUTPUTS[2]]}
-
-
-def test_a_closed_occasion_keeps_the_final_record_and_takes_no_more_inputs(db: Path) -> None:
-    with Store.open(db) as store:
-        occasion = store.start_occasion(source="hall")
-        for out in OUTPUTS:
-            store.record_output(occasion, out)
-        rebuilt = rebuild_record(store, occasion)
-        rebuilt.notes.append("no hall program given")
-        store.close_occasion(occasion, record=rebuilt)
-        store.close_occasion(occasion)  # again: nothing changes
-        assert occasion_record(store, occasion) == rebuilt
-        assert store.latest_open_occasion() is None
-        with pytest.raises(StoreError, match=f"occasion {occasion} is closed"):
-            store.record_input(occasion, INPUTS[0])
 
 
 def test_the_record_rebuilt_from_outputs_has_games_calls_claims_and_findings(db: Path) -> None:
@@ -293,27 +229,6 @@ def test_migrations_set_the_schema_version_and_wal(db: Path) -> None:
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
     Store.open(db).close()  # opening again migrates nothing
-
-
-def test_two_writers_at_once_keep_one_unbroken_chain(db: Path) -> None:
-    Store.open(db).close()
-
-    def write(source: str, count: int) -> None:
-        with Store.open(db, busy_timeout=30.0) as store:
-            occasion = store.start_occasion(source=source)
-            for n in range(count):
-                store.record_input(occasion, Tick(float(n)))
-                store.record_output(occasion, Prompt(float(n), f"{source} {n}", "reminder"))
-
-    threads = [threading.Thread(target=write, args=(name, 40)) for name in ("caller desk", "floor desk")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    with Store.open(db, readonly=True) as store:
-        assert [len(store.inputs(o.id)) for o in store.occasions()] == [40, 40]
-        check = store.verify()
-        assert check.ok and check.checked == 2 + 2 * 80
 
 
 def test_a_store_damaged_inside_gives_database_is_corrupt(db: Path) -> None:
