@@ -27,7 +27,7 @@ import numpy as np
 from . import hallmodel
 from .audio import RATE
 from .bench import audio as gen
-from .bench import hallset, real
+from .bench import real
 from .engines.whisper_decoder import ADAPTABLE, WhisperDecoder
 from .grammar import Grammar
 from .messages import Ball, Role
@@ -71,29 +71,6 @@ def written(words: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
-def _other(sayer: hallmodel.Sayer, rng: random.Random, sentences: Sequence[str]) -> tuple[np.ndarray, str, str]:
-    """Speech that is no call, with its words (`hallmodel.Sayer.other`'s kinds and shares)."""
-    grammar = sayer.grammar
-    if sayer.is_real:
-        digits = sayer.real_digits()
-        digit = rng.choice(sorted(digits))
-        return real.piece(rng.choice(digits[digit])), "number alone", grammar.number_words(digit)
-    pick = rng.random()
-    if pick < 0.45:
-        words = rng.choice(sentences)
-        kind = "phrase"
-    elif pick < 0.75:
-        words = rng.choice(hallmodel.PATTER)
-        kind = "patter"
-    elif pick < 0.88:
-        letter = rng.choice("BINGO")
-        return hallset._level(hallmodel.say(f"{letter}.", sayer.voice)), "letter alone", letter
-    else:
-        words = grammar.number_words(rng.randrange(1, 100))
-        kind = "number alone"
-    return hallset._level(hallmodel.say(words, sayer.voice)), kind, words
-
-
 def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, others: int) -> Iterator[Said]:
     """`calls` balls said by `voice` (the voices take turns through the 75), `others` sayings that are no call
     and a stretch of babble alone per four of them, each through its own hall, in the train half of the babble."""
@@ -118,7 +95,7 @@ def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, ot
             ball = Ball(label)
             clip, words = sayer.call(ball, rng), f"{ball.letter} {grammar.number_words(label)}"
         else:
-            clip, kind, words = _other(sayer, rng, sentences)
+            clip, kind, words = sayer.other(rng, sentences)
         heard = hallmodel.through_hall(clip, rng)
         found = hallmodel.as_cut(heard, snr, crowd, rng) if cut else None
         yield Said(hallmodel.in_babble(heard, snr, crowd, rng) if found is None else found, words, label, kind, snr)

@@ -226,10 +226,6 @@ class Sayer:
     def is_real(self) -> bool:
         return bool(self._digits)
 
-    def real_digits(self) -> dict[int, list[Path]]:
-        """A real voice's takes of each digit it said (empty for a synthetic voice)."""
-        return {n: takes for n, takes in self._digits.items() if takes}
-
     def balls(self) -> list[Ball]:
         if self.is_real:
             return [Ball(n) for n in range(1, 10) if self._digits.get(n)]
@@ -247,19 +243,23 @@ class Sayer:
         gap = np.zeros(int(rng.uniform(0.05, 0.7) * RATE))
         return np.concatenate([parts[0], gap, parts[1]])
 
-    def other(self, rng: random.Random, phrases: Sequence[str]) -> tuple[np.ndarray, str]:
-        """Speech that is no call: a phrase of the rule, patter, a letter or a number alone."""
+    def other(self, rng: random.Random, phrases: Sequence[str]) -> tuple[np.ndarray, str, str]:
+        """Speech that is no call: a phrase of the rule, patter, a letter or a number alone; (samples, kind,
+        the words said)."""
         pick = rng.random()
         if self.is_real:
             digit = rng.choice([n for n in self._digits if self._digits[n]])
-            return real.piece(rng.choice(self._digits[digit])), "number alone"
+            return real.piece(rng.choice(self._digits[digit])), "number alone", self.grammar.number_words(digit)
         if pick < 0.45:
-            return hallset._level(say(rng.choice(phrases), self.voice)), "phrase"
-        if pick < 0.75:
-            return hallset._level(say(rng.choice(PATTER), self.voice)), "patter"
-        if pick < 0.88:
-            return hallset._level(say(f"{rng.choice('BINGO')}.", self.voice)), "letter alone"
-        return hallset._level(say(self.grammar.number_words(rng.randrange(1, 100)), self.voice)), "number alone"
+            kind, words = "phrase", rng.choice(phrases)
+        elif pick < 0.75:
+            kind, words = "patter", rng.choice(PATTER)
+        elif pick < 0.88:
+            letter = rng.choice("BINGO")
+            return hallset._level(say(f"{letter}.", self.voice)), "letter alone", letter
+        else:
+            kind, words = "number alone", self.grammar.number_words(rng.randrange(1, 100))
+        return hallset._level(say(words, self.voice)), kind, words
 
 
 def phrases(grammar: Grammar) -> list[str]:
@@ -412,7 +412,7 @@ def examples(
         if label:
             clip = sayer.call(Ball(label), rng)
         else:
-            clip, kind = sayer.other(rng, said)
+            clip, kind, _ = sayer.other(rng, said)
         heard = through_hall(clip, rng)
         cut_out = as_cut(heard, snr, crowd, rng) if cut else None
         samples = in_babble(heard, snr, crowd, rng) if cut_out is None else cut_out
