@@ -360,3 +360,46 @@ def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_anoth
         assert hall._weigh(misread, _posterior(11, 0.99)).text == "b seven"
     finally:
         hall.settings = settings
+
+
+def test_a_call_more_words_could_make_another_is_sure_only_with_the_head_hearing_it(hall: WhisperRecognizer) -> None:
+    """The held-out dump of the decoder adapter (session 16): "I twenty nine" in babble, read "i twenty" at 0.93 by
+    the decoder, the head at I 20 with 0.33 only: the "nine" lost in the crowd. A call that more words could make
+    another (`goes_on`) is sure only when the head hears it too, once or in both sayings of a pair."""
+    from assistant.engines import Heard
+
+    floor = hall.settings.min_confidence
+    alone = hall._weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, 0.33))
+    assert alone.confidence <= HEAD_DOUBT < floor
+    confirmed = hall._weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, hall.settings.head_agree + 0.1))
+    assert confirmed.confidence >= floor
+    whole = hall._weigh(Reading("i twenty nine", 0.93, {29: 0.93}, 29), _posterior(29, 0.33))
+    assert whole.confidence == pytest.approx(0.93)  # a call no more words can change: the decoder's word stands
+
+    def pair(first_head: tuple[int, float], second_head: tuple[int, float]) -> Heard:
+        hall._last_call = None
+        first = Reading("i twenty", 0.5, {20: 0.99}, 20, head=first_head)
+        hall._fuse(Heard(start=0.0, end=1.0, text="i twenty", confidence=0.5, uncertain=True), first)
+        second = Reading("i twenty", 0.5, {20: 0.99}, 20, head=second_head)
+        return hall._fuse(Heard(start=3.0, end=4.0, text="i twenty", confidence=0.5, uncertain=True), second)
+
+    assert pair((20, 0.3), (29, 0.2)).uncertain  # two sayings read alike by the decoder alone
+    assert not pair((20, 0.8), (20, 0.3)).uncertain  # the head heard it in the first
+
+
+def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: WhisperRecognizer) -> None:
+    """The held-out dump of the decoder adapter: N 43 said twice and heard so, then "N thirty three" read "n forty
+    three" at 0.61. Fused with the pair before it, it went out sure (0.96): the next ball heard as the last. A pair
+    that agreed is complete; a third hearing of its ball keeps its own confidence."""
+    from assistant.engines import Heard
+
+    hall._last_call = None
+    for start in (0.0, 2.0):
+        reading = Reading("n forty three", 0.98, {43: 0.99}, 43, head=(43, 0.8))
+        hall._fuse(Heard(start=start, end=start + 1.0, text="n forty three", confidence=0.98, uncertain=False), reading)
+    third = Reading("n forty three", 0.61, {43: 0.4, 33: 0.3}, 43, head=(42, 0.2))
+    heard = hall._fuse(Heard(start=5.0, end=6.0, text="n forty three", confidence=0.61, uncertain=True), third)
+    assert heard.uncertain and heard.confidence == pytest.approx(0.61)
+    fourth = Reading("n forty three", 0.7, {43: 0.99}, 43, head=(43, 0.8))
+    again = hall._fuse(Heard(start=7.0, end=8.0, text="n forty three", confidence=0.7, uncertain=True), fourth)
+    assert not again.uncertain  # the third began a new pair, and this saying agrees with it

@@ -90,6 +90,13 @@ def test_training_teaches_the_decoder_the_words_said(
     assert isinstance(adapted, WhisperRecognizer)
     assert adapted._search.decoder is not recognizer._search.decoder
     assert not np.array_equal(recognizer._search.decoder.layers[0].q[0], adapted._search.decoder.layers[0].q[0])
+    half = make_recognizer(
+        "whisper", Grammar.load(), None, settings=WhisperSettings(adapter=str(path), adapter_strength=0.5)
+    )
+    assert isinstance(half, WhisperRecognizer)
+    own, full, halved = (r._search.decoder.layers[0].ff2[0] for r in (recognizer, adapted, half))
+    assert np.abs(full - own).max() > 1e-4
+    np.testing.assert_allclose(halved - own, (full - own) / 2, atol=1e-5)
 
 
 def test_the_prompts_are_the_engine_s_own(recognizer: WhisperRecognizer) -> None:

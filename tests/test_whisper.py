@@ -592,3 +592,27 @@ def test_two_sayings_heard_a_word_apart_are_one_doubt_though_neither_names_the_o
     assert not recognizer._fuse(
         Heard(start=9.0, end=10.0, text="i twenty three", confidence=0.99, uncertain=False), misheard
     ).uncertain
+
+
+def test_a_fitted_call_confidence_is_still_scaled_by_how_far_the_free_sentence_bore_the_call_out(
+    recognizer: WhisperRecognizer, grammar: Grammar
+) -> None:
+    """The decoder adapter's held-out dump (session 16): in the caller's patter the whole N-best was "b six" and the
+    decoder, left to itself, wrote "N thirty."; the fitted confidence (made on Whisper's own decoder) put it at 0.90,
+    sure. The free sentence scales it down, as it does where no fit is loaded."""
+    from assistant.engines.constrained import Hypothesis, SearchResult
+
+    assert recognizer._calibration is not None
+    recognizer.set_step(grammar.step_intents("calling"))
+
+    def tokens(text: str) -> tuple[int, ...]:
+        return tuple(recognizer._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    said = Hypothesis(tokens(" B six."), -0.5)
+    patter = recognizer._read(SearchResult([said], Hypothesis(tokens(" N thirty."), -0.4)), ("call",))
+    clear = recognizer._read(SearchResult([said], Hypothesis(tokens(" B six."), -0.5)), ("call",))
+    assert patter.single_call == clear.single_call == 6
+    assert clear.likeness == 1.0 and patter.likeness < recognizer.settings.min_similarity
+    fitted = recognizer._calibration.confidence(patter.features, recognizer.settings.min_confidence)
+    assert patter.confidence == pytest.approx(fitted * patter.likeness)
+    assert patter.confidence < recognizer.settings.min_confidence

@@ -130,6 +130,8 @@ class WhisperSettings:
     adapter: str = ""
     """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
     merged into the decoder: its file, or "" for Whisper's own decoder."""
+    adapter_strength: float = 1.0
+    """How much of the adapter's updates is merged (0.5: half of each), as the measurements chose."""
     head: bool = False
     """Weigh each call with the call head trained here (`call_head`, issue 20): the hall engine's way."""
     head_agree: float = 0.5
@@ -283,13 +285,16 @@ def _table(loaded: _Loaded, words: frozenset[str]) -> TokenTable:
 
 
 @functools.cache
-def _adapted(loaded: _Loaded, adapter: Path) -> WhisperDecoder:
-    """The model's decoder with a decoder adapter's updates merged (`WhisperSettings.adapter`)."""
+def _adapted(loaded: _Loaded, adapter: Path, strength: float = 1.0) -> WhisperDecoder:
+    """The model's decoder with a decoder adapter's updates merged (`WhisperSettings.adapter`), each scaled by
+    `strength` (`WhisperSettings.adapter_strength`)."""
     try:
         with np.load(adapter) as found:
             deltas = {key: found[key] for key in found.files if key != "meta"}
     except (OSError, ValueError) as exc:
         raise EngineError(f"cannot read the decoder adapter {adapter}: {exc}") from exc
+    if strength != 1.0:
+        deltas = {key: v * np.float32(strength) if key.endswith(".a") else v for key, v in deltas.items()}
     return loaded.decoder.adapted(deltas)
 
 
@@ -418,7 +423,11 @@ class WhisperRecognizer:
         self._filters = loaded.filters
         self._end, self._previous, self._start = loaded.end, loaded.previous, loaded.start
         self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
-        decoder = _adapted(loaded, Path(self.settings.adapter).resolve()) if self.settings.adapter else loaded.decoder
+        decoder = (
+            _adapted(loaded, Path(self.settings.adapter).resolve(), self.settings.adapter_strength)
+            if self.settings.adapter
+            else loaded.decoder
+        )
         self._search = _search(decoder, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
         self._prompts: dict[tuple[str, ...], list[_Prompt]] = {}
@@ -586,7 +595,10 @@ class WhisperRecognizer:
                 float(len(grouped)),
             )
         if features and self._calibration is not None:
-            confidence = self._calibration.confidence(features, self.settings.min_confidence)
+            # the fitted confidence, still scaled by how far the free sentence bore the call out: a decoder adapted
+            # to calls can put the whole N-best on one call in patter ("b six" at N-best 1.0, written freely "N
+            # thirty."), a case the fit, made on Whisper's own decoder, never saw (session 17)
+            confidence = self._calibration.confidence(features, self.settings.min_confidence) * likeness
         return Reading(
             best,
             confidence,
@@ -776,7 +788,9 @@ class WhisperRecognizer:
             and seconds <= self.settings.head_longest
         ):
             return self._call_of_head(reading, posterior, top)
-        if self._vetoed(replace(reading, head=(top, q))):
+        if self._vetoed(replace(reading, head=(top, q))) or goes_on(said):
+            # a call more words could make another ("I twenty": I 29 with its "nine" lost in the crowd) is sure
+            # only with the head hearing it too: the decoder alone is not enough (session 17)
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
 
@@ -844,9 +858,17 @@ class WhisperRecognizer:
         fused = {b: first.get(b, floor) * reading.balls.get(b, floor) for b in set(first) | set(reading.balls)}
         share = likeness * fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
         if heard_first == said:
+            if previous.paired:
+                return heard  # a third hearing of a complete pair's ball: no repeat owed, so no confirmation either
             self._last_call = self._last_call._replace(paired=True)
             if self._vetoed(reading):
                 return heard  # the head heard something else in this saying: agreeing sayings do not outvote it
+            if (
+                self._head is not None
+                and goes_on(said)
+                and not any(self._head_heard(h, said) for h in (previous.head, reading.head))
+            ):
+                return heard  # as in `_weigh`: the decoder alone cannot make such a call sure, twice or once
             confidence = max(heard.confidence, share)
             return replace(heard, confidence=confidence, uncertain=confidence < self.settings.min_confidence)
         if self.settings.head_pairs and self._head_heard(previous.head, said) and self._head_heard(reading.head, said):
