@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     hall.add_argument(
         "--sets",
         default="held-out",
-        help="voice sets: held-out (flite), tuning (espeak), real, head-validation (the hall engine's thresholds), "
+        help="voice sets: held-out (flite), held-out-neural (piper joe, hibari heart), tuning (espeak), real, "
+        "head-validation (the hall engine's thresholds), "
         "neural-validation (Kokoro voices the head never trained on), train, train-wider",
     )
     hall.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")

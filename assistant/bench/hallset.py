@@ -44,6 +44,9 @@ from . import real
 
 RATE = audio.RATE
 HELD_OUT = ("flite:awb", "flite:rms", "flite:slt", "flite:kal16")
+HELD_OUT_NEURAL = ("piper:joe~1.0", "hibari:heart~1.0")
+"""Held out too, of another kind: two neural voices from PyPI packages (`bench.neural_voices`), a real American
+man's voice through Piper's VITS and a Kokoro-distilled American woman, never in any training or tuning."""
 TUNING = ("espeak:en-us@165", "espeak:en-gb@150")
 REAL = ("real:klettres+an4",)
 TRAIN = (
@@ -134,8 +137,8 @@ def _flite(text: str, voice: str) -> np.ndarray:
 
 
 def say(text: str, voice: str) -> np.ndarray:
-    """`text` said by a voice named 'flite:NAME', 'espeak:NAME@WPM[~PITCH]' or 'kokoro:...' (`bench.kokoro`),
-    16 kHz int16, trimmed."""
+    """`text` said by a voice named 'flite:NAME', 'espeak:NAME@WPM[~PITCH]', 'kokoro:...' (`bench.kokoro`) or
+    'piper:joe~SPEED' / 'hibari:heart~SPEED' (`bench.neural_voices`), 16 kHz int16, trimmed."""
     kind, _, name = voice.partition(":")
     if kind == "flite":
         return _flite(text, name)
@@ -143,6 +146,13 @@ def say(text: str, voice: str) -> np.ndarray:
         from . import kokoro
 
         return kokoro.say(text, name)
+    if kind in ("piper", "hibari"):
+        from . import neural_voices
+
+        try:
+            return neural_voices.say(kind, name, text)
+        except neural_voices.NeuralVoiceError as exc:
+            raise HallSetError(str(exc)) from exc
     if kind == "espeak":
         spoken, _, rest = name.partition("@")
         wpm, _, pitch = rest.partition("~")
@@ -276,7 +286,7 @@ def build(
     continuous = _int16(speech + babble + dither)
     around = _int16(speech + babble * mask + dither)
     name = voice.replace(":", "-").replace("@", "-")
-    return HallStream(name, voice, voice in HELD_OUT, continuous, around, segments)
+    return HallStream(name, voice, voice in HELD_OUT + HELD_OUT_NEURAL, continuous, around, segments)
 
 
 def _int16(x: np.ndarray) -> np.ndarray:
@@ -504,6 +514,7 @@ def cuts_table(
 
 SETS = {
     "held-out": HELD_OUT,
+    "held-out-neural": HELD_OUT_NEURAL,
     "tuning": TUNING,
     "real": REAL,
     "train": TRAIN,
