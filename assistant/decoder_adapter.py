@@ -29,6 +29,7 @@ from .audio import RATE
 from .bench import audio as gen
 from .bench import real
 from .engines.whisper_decoder import ADAPTABLE, WhisperDecoder
+from .engines.whisper_engine import ADAPTER
 from .grammar import Grammar
 from .messages import Ball, Role
 
@@ -354,7 +355,7 @@ def fit(
     return model.deltas(), judged
 
 
-WEIGHTS = Path(__file__).resolve().parent / "engines" / "decoder_adapter.npz"
+WEIGHTS = ADAPTER
 """Where `python -m assistant.train decoder` writes the adapter by default."""
 
 

@@ -73,6 +73,9 @@ CALL_FEATURES = (
     "meanings",
 )
 """What a call's confidence is made of (Reading.features, in this order)."""
+ADAPTER = Path(__file__).with_name("decoder_adapter.npz")
+"""The decoder adapter trained here (`python -m assistant.train decoder`), committed with what made it: the hall
+engine's by default (`WhisperSettings.adapter`)."""
 CALIBRATION = Path(__file__).with_name("call_confidence.json")
 """The call confidence fitted here (`python -m assistant.train confidence`), committed with what made it."""
 _DIGIT_BY_DIGIT = re.compile(r"\b([bingo])[\s-]+(\d)[\s-]+(\d)\b", re.IGNORECASE)
@@ -129,9 +132,15 @@ class WhisperSettings:
     """Two sayings heard as different balls are one doubtful hearing when each gave the other at least this."""
     adapter: str = ""
     """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
-    merged into the decoder: its file, or "" for Whisper's own decoder."""
+    merged into the decoder: its file, or "none" for Whisper's own decoder. "" is each engine's own: none for
+    `whisper` (zero-shot, a row of every benchmark), the committed `ADAPTER` for `hall`."""
     adapter_strength: float = 1.0
     """How much of the adapter's updates is merged (0.5: half of each), as the measurements chose."""
+    call_longest: float = 3.0
+    """Seconds: a hearing of one call from a longer utterance is never sure. A saying's utterance, its pause between
+    letter and number and the cut's margins included, lasted at most 3.0 s in 99.9 % of the sure call hearings on
+    the validation voices; the longer ones held two sayings cut as one ("G fifty" then "G fifty nine" at 10 dB,
+    read "g fifty nine" sure by both readers, a repeat of G 50 that seemed missing: session 17)."""
     head: bool = False
     """Weigh each call with the call head trained here (`call_head`, issue 20): the hall engine's way."""
     head_agree: float = 0.5
@@ -159,6 +168,12 @@ class WhisperSettings:
     of 1,373 call hearings sure and right, none wrong). Adopted in session 14, once a saying that opened no
     utterance is heard as unsure (a stirring): before, it made a false A(3) at 5 dB, where the second saying of a
     call opened none."""
+    decoder_alone: bool = False
+    """With the call head, whether the decoder's own confidence can make a call sure that the head does not hear
+    (below `head_agree`, and no other label from `head_doubt`). Off since session 17: the decoder adapter made such
+    hearings common, and on the validation voices 1 in 10 of them was wrong (I 24 read "b four" at 0.90, the head at
+    B 4 with 0.24; on Whisper's own decoder there were none or one a run); the head hearing the call, or a pair of
+    sayings with the head hearing it in one, makes it sure."""
     head_writes: bool = True
     """Let the call head write a call where the decoder heard none (`head_alone`; session 7, the default since
     session 10: docs/bench-accuracy.md)."""
@@ -291,6 +306,10 @@ def _adapted(loaded: _Loaded, adapter: Path, strength: float = 1.0) -> WhisperDe
     try:
         with np.load(adapter) as found:
             deltas = {key: found[key] for key in found.files if key != "meta"}
+    except FileNotFoundError:
+        raise EngineError(
+            f"the decoder adapter {adapter} is missing: remake it with python -m assistant.train decoder"
+        ) from None
     except (OSError, ValueError) as exc:
         raise EngineError(f"cannot read the decoder adapter {adapter}: {exc}") from exc
     if strength != 1.0:
@@ -423,10 +442,11 @@ class WhisperRecognizer:
         self._filters = loaded.filters
         self._end, self._previous, self._start = loaded.end, loaded.previous, loaded.start
         self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
+        adapter = self.settings.adapter or (str(ADAPTER) if self.settings.head else "none")
         decoder = (
-            _adapted(loaded, Path(self.settings.adapter).resolve(), self.settings.adapter_strength)
-            if self.settings.adapter
-            else loaded.decoder
+            loaded.decoder
+            if adapter == "none"
+            else _adapted(loaded, Path(adapter).resolve(), self.settings.adapter_strength)
         )
         self._search = _search(decoder, self._table)
         self._walkers: dict[tuple[str, ...], Walker] = {}
@@ -734,6 +754,11 @@ class WhisperRecognizer:
         if self._head is not None:
             posterior = self._head.posterior(memory, len(samples))
             reading = replace(self._weigh(reading, posterior, len(samples) / RATE), posterior=posterior)
+        if reading.single_call is not None and len(samples) > self.settings.call_longest * RATE:
+            # one call read from more audio than one saying takes: the cut may have joined two sayings (the second
+            # of one ball and the first of the next, read as the next alone), so the repeat it seems to lack may be
+            # in it; never sure (session 17)
+            reading = replace(reading, confidence=min(reading.confidence, HEAD_DOUBT))
         if reading.single_call is not None:
             reading = replace(reading, memory=memory)
         end = start + len(samples) / RATE
@@ -788,9 +813,9 @@ class WhisperRecognizer:
             and seconds <= self.settings.head_longest
         ):
             return self._call_of_head(reading, posterior, top)
-        if self._vetoed(replace(reading, head=(top, q))) or goes_on(said):
-            # a call more words could make another ("I twenty": I 29 with its "nine" lost in the crowd) is sure
-            # only with the head hearing it too: the decoder alone is not enough (session 17)
+        if self._vetoed(replace(reading, head=(top, q))) or not self.settings.decoder_alone or goes_on(said):
+            # the decoder alone, the head not hearing its ball: not sure (`decoder_alone`), and never a call more
+            # words could make another ("I twenty": I 29 with its "nine" lost in the crowd; session 17)
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
 
@@ -863,12 +888,14 @@ class WhisperRecognizer:
             self._last_call = self._last_call._replace(paired=True)
             if self._vetoed(reading):
                 return heard  # the head heard something else in this saying: agreeing sayings do not outvote it
+            if heard.end - heard.start > self.settings.call_longest:
+                return heard  # it may hold more sayings than it reads (`call_longest`): the pair does not prove it
             if (
                 self._head is not None
-                and goes_on(said)
+                and (not self.settings.decoder_alone or goes_on(said))
                 and not any(self._head_heard(h, said) for h in (previous.head, reading.head))
             ):
-                return heard  # as in `_weigh`: the decoder alone cannot make such a call sure, twice or once
+                return heard  # as in `_weigh`: the decoder alone cannot make a call sure, twice or once
             confidence = max(heard.confidence, share)
             return replace(heard, confidence=confidence, uncertain=confidence < self.settings.min_confidence)
         if self.settings.head_pairs and self._head_heard(previous.head, said) and self._head_heard(reading.head, said):
