@@ -98,7 +98,8 @@ class Procedure:
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
-            conduct.hearings.append(Hearing(time, item.role, item.text, unsure))
+            hearing = Hearing(time, item.role, item.text, unsure)
+            conduct.hearings.append(hearing)
             untaken: list[Meaning] = []
             for meaning in item.meanings:
                 intent = self.grammar.known.get(meaning.intent)
@@ -112,6 +113,7 @@ class Procedure:
             conduct.now = Now(time=time, utterance=item, unsure=unsure)
             conduct.flush_utterance()
             conduct.keep_for_review(untaken)
+            conduct.heard_aside(hearing)
         conduct.now = Now(time=time)
         step = self.step
         if step != self._step:

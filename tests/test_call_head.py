@@ -440,6 +440,7 @@ def test_the_hall_engine_hears_through_the_committed_decoder_adapter(hall: Whisp
     assert isinstance(own, WhisperRecognizer)
     assert own._search.decoder is plain._search.decoder
     assert hall._search.decoder is not plain._search.decoder
+    assert hall._own_search is plain._search  # the two-ball choice (`_could_be`) asks Whisper's own decoder
     first = deltas["0.q.a"] @ deltas["0.q.b"] * hall.settings.adapter_strength
     merged = hall._search.decoder.layers[0].q[0] - plain._search.decoder.layers[0].q[0]
     np.testing.assert_allclose(merged, first, atol=1e-5)

@@ -131,11 +131,12 @@ class ConductCore:
         self.held_hearing: Hearing | None = None
         """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
         self.dropped_claim: Hearing | None = None
-        """A bingo heard unsure that the game went on past, until a new ball is said twice, both sayings sure: till
-        then every finding rests on it too. Calls of balls already called may have been the caller confirming its
-        winning numbers (C), not balls called again (A(6)); calls of balls not called, each said once, may have
-        been the caller reading a cover-all's uncalled numbers (B(8)), not calls said once (A(3)) or mis-calls
-        (A(5))."""
+        """A bingo heard unsure that the game went on past, or a player's or the floor's words heard unsure while
+        balls were called (perhaps a bingo the recognizer could not make out: `heard_aside`), until a new ball is
+        said twice, both sayings sure: till then every finding rests on it too. Calls of balls already called may
+        have been the caller confirming its winning numbers (C), not balls called again (A(6)); calls of balls not
+        called, each said once, may have been the caller reading a cover-all's uncalled numbers (B(8)), not calls
+        said once (A(3)) or mis-calls (A(5))."""
         self.unmatched_key: BoardKey | None = None
         self.prize_counted = False
         self.plan_doubts: tuple[Doubt, ...] = ()
@@ -326,6 +327,20 @@ class ConductCore:
 
     def said_by_floor(self) -> bool:
         return self.now.utterance is not None and self.now.utterance.role is Role.FLOOR
+
+    def heard_aside(self, hearing: Hearing) -> None:
+        """A player's or the floor's words heard unsure while balls are called, and taken as nothing: perhaps a bingo
+        the recognizer could not make out (B(1)). "No claim is being verified" rests on them as on a bingo heard
+        unsure and dropped (`dropped_claim`): the caller reading the winning numbers is not balls called again (A(6))
+        nor calls said once (A(3)), until a new ball is said twice for sure (hall audio, held-out voices at 10 dB,
+        session 17: a player's bingo heard "b two", unsure, gave nine false violations)."""
+        if (
+            self.state == "calling"
+            and hearing.unsure
+            and hearing.role in (Role.PLAYER, Role.FLOOR)
+            and self.dropped_claim is None
+        ):
+            self.dropped_claim = hearing
 
     def signals_claim(self) -> bool:
         """B(1): a claim is a player's signal, or the floor's (or the caller's) report of one said as such ("bingo",

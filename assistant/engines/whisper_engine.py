@@ -449,6 +449,8 @@ class WhisperRecognizer:
             else _adapted(loaded, Path(adapter).resolve(), self.settings.adapter_strength)
         )
         self._search = _search(decoder, self._table)
+        self._own_search = _search(loaded.decoder, self._table)
+        """Whisper's own decoder, unadapted: the second reader of `_could_be`."""
         self._walkers: dict[tuple[str, ...], Walker] = {}
         self._prompts: dict[tuple[str, ...], list[_Prompt]] = {}
         self._yardsticks: dict[tuple[tuple[str, ...], frozenset[str]], list[_Prompt]] = {}
@@ -923,7 +925,10 @@ class WhisperRecognizer:
     def _could_be(self, memory: Array | None, other: int, heard: int) -> float:
         """How much of a saying heard as ball `heard` the decoder gives ball `other` when asked to choose between
         the two alone. The N-best of a hearing holds only what its beam kept: "I twenty two" then "I twenty
-        three", each sure, may not name the other at all, though a word apart (a false A(5) mis-call at 10 dB)."""
+        three", each sure, may not name the other at all, though a word apart (a false A(5) mis-call at 10 dB).
+        Asked of Whisper's own decoder: the adapted one, trained to be sure of calls, left no room for the other
+        ball where the saying was the other (I 22's second saying heard "i twenty three" by it and the head, a false
+        A(5) at 10 dB in the scenario library, session 17)."""
         if memory is None:
             return 0.0
         scores = []
@@ -933,7 +938,7 @@ class WhisperRecognizer:
             net.accepting.add(end)
             for form in call_forms(self.grammar, Ball(ball)):
                 net.path(0, form, end)
-            found = self._search.search(memory, self._start, Walker(net), beam=self.settings.beam).finished
+            found = self._own_search.search(memory, self._start, Walker(net), beam=self.settings.beam).finished
             scores.append(max((h.score for h in found), default=-np.inf))
         if not np.isfinite(scores[0]):
             return 0.0
