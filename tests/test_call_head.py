@@ -461,3 +461,23 @@ def test_a_pair_does_not_make_a_hearing_longer_than_one_saying_sure(hall: Whispe
 
     assert second(2.0 + hall.settings.call_longest + 0.5).uncertain
     assert not second(4.0).uncertain
+
+
+def test_the_head_agrees_with_a_call_the_free_sentence_says_otherwise_only_when_sure_enough_to_write_it(
+    hall: WhisperRecognizer,
+) -> None:
+    """The scenario library at 10 dB (session 17): between two sayings of O 62 a number in the crowd, written
+    "Eighty-eight." by the decoder left to itself, read "b eight" by the grammar (0.95) and by the head (0.53): sure,
+    and two false A(3). Where the free sentence holds neither the call's letter nor its number but another number,
+    the head must be as sure as it must be to write a call alone (`head_alone`)."""
+    features = (0.9, 0.7, 0.1, -0.2, 1.0, 0.0, 3.0)  # letter_heard 0
+    crowd = Reading("b eight", 0.95, {8: 0.9}, 8, free=" Eighty-eight.", features=features)
+    assert hall._weigh(crowd, _posterior(8, 0.53)).confidence <= HEAD_DOUBT
+    assert hall._weigh(crowd, _posterior(8, hall.settings.head_alone + 0.05)).confidence >= hall.settings.min_confidence
+    for free in (" B eight.", " Eight.", " Be it eight.", " 8", " One, two."):  # the letter or the number, or digits
+        said = replace(crowd, free=free, features=(*features[:5], float("B" in free), *features[6:]))
+        if free == " One, two.":
+            said = replace(said, text="b twelve", single_call=12, balls={12: 0.9})
+            assert hall._weigh(said, _posterior(12, 0.53)).confidence >= hall.settings.min_confidence, free
+        else:
+            assert hall._weigh(said, _posterior(8, 0.53)).confidence >= hall.settings.min_confidence, free

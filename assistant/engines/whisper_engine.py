@@ -781,7 +781,10 @@ class WhisperRecognizer:
         `head_doubt`: the call is unsure, whatever the decoder's confidence, unless the head is sure of another ball
         (`head_overrules`): then the head's call is the hearing. Otherwise the decoder's confidence stands. Where
         the decoder heard no call at all, the head's call is the hearing when it is sure of it (`head_alone`; see
-        `_heads_call`). The head makes no utterance longer than `head_longest` sure."""
+        `_heads_call`). The head makes no utterance longer than `head_longest` sure, and agrees with a call the
+        free sentence says otherwise (`_free_says_otherwise`) only as sure as it must be to write a call alone
+        (`head_alone`): a number in the crowd between two sayings of O 62, written "Eighty-eight." freely and read
+        "b eight" by the grammar and by the head at 0.53, made a false A(3) at 10 dB (session 17)."""
         assert self._head is not None
         said = reading.single_call
         top = int(np.argmax(posterior))
@@ -796,6 +799,7 @@ class WhisperRecognizer:
         if (
             top == said
             and seconds <= self.settings.head_longest
+            and (q >= self.settings.head_alone or not self._free_says_otherwise(reading, said))
             and (
                 q >= self.settings.head_agree
                 or (
@@ -820,6 +824,37 @@ class WhisperRecognizer:
             # words could make another ("I twenty": I 29 with its "nine" lost in the crowd; session 17)
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
+
+    def _free_numbers(self, free: str) -> list[int]:
+        """The numbers the free sentence says, in order: numerals as written, words as spoken ("eighty eight": 88)."""
+        words = self._words(free)
+        units = {w: i for i, w in enumerate(self.grammar.units)}
+        out: list[int] = []
+        k = 0
+        while k < len(words):
+            word = words[k]
+            if word in self.grammar.tens:
+                n = self.grammar.tens[word]
+                if k + 1 < len(words) and units.get(words[k + 1], 0) > 0:
+                    n += units[words[k + 1]]
+                    k += 1
+                out.append(n)
+            elif word in self.grammar.teens:
+                out.append(10 + self.grammar.teens.index(word))
+            elif word in units:
+                out.append(units[word])
+            k += 1
+        return out
+
+    def _free_says_otherwise(self, reading: Reading, ball: int) -> bool:
+        """The decoder left to itself wrote neither the call's letter nor its number, but another number ("Eighty-
+        eight." read "b eight" under the grammar): a number in the crowd, not a call."""
+        if not reading.features or reading.features[CALL_FEATURES.index("letter_heard")] > 0:
+            return False
+        said = self._free_numbers(reading.free)
+        digits = [int(d) for d in str(ball)]
+        digit_by_digit = any(said[k : k + len(digits)] == digits for k in range(len(said)))
+        return bool(said) and ball not in said and not digit_by_digit
 
     def _heads_call(self, reading: Reading, posterior: npt.NDArray[np.float32], top: int) -> Reading:
         """The head's own call, where the decoder heard none: the step takes calls, and the decoder found nothing
