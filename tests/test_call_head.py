@@ -424,9 +424,10 @@ def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: 
     assert not again.uncertain  # the third began a new pair, and this saying agrees with it
 
 
-def test_the_hall_engine_hears_through_the_committed_decoder_adapter(hall: WhisperRecognizer, grammar: Grammar) -> None:
-    """The adapter is read with what made it (its sha256, the command); the hall engine merges it unless told
-    "none", and the whisper engine stays Whisper's own (zero-shot, the benchmark's row beside it)."""
+def test_the_committed_decoder_adapter_is_merged_when_named(hall: WhisperRecognizer, grammar: Grammar) -> None:
+    """The adapter is read with what made it (its sha256, the command); an engine merges it when named (measured in
+    session 17, not the default: the floor's "bingo" heard "b two"), and asks Whisper's own decoder for the
+    two-ball choice."""
     from assistant.hallmodel import sha256_of
 
     with np.load(ADAPTER) as found:
@@ -436,13 +437,13 @@ def test_the_hall_engine_hears_through_the_committed_decoder_adapter(hall: Whisp
     assert str(meta["command"]).startswith("python -m assistant.train decoder") and meta["seed"] == 2046
     plain = make_recognizer("whisper", grammar)
     assert isinstance(plain, WhisperRecognizer)
-    own = make_recognizer("hall", grammar, settings=WhisperSettings(adapter="none"))
-    assert isinstance(own, WhisperRecognizer)
-    assert own._search.decoder is plain._search.decoder
-    assert hall._search.decoder is not plain._search.decoder
-    assert hall._own_search is plain._search  # the two-ball choice (`_could_be`) asks Whisper's own decoder
-    first = deltas["0.q.a"] @ deltas["0.q.b"] * hall.settings.adapter_strength
-    merged = hall._search.decoder.layers[0].q[0] - plain._search.decoder.layers[0].q[0]
+    assert hall._search.decoder is plain._search.decoder  # the default: Whisper's own decoder
+    adapted = make_recognizer("hall", grammar, settings=WhisperSettings(adapter=str(ADAPTER)))
+    assert isinstance(adapted, WhisperRecognizer)
+    assert adapted._search.decoder is not plain._search.decoder
+    assert adapted._own_search is plain._search  # the two-ball choice (`_could_be`) asks Whisper's own decoder
+    first = deltas["0.q.a"] @ deltas["0.q.b"] * adapted.settings.adapter_strength
+    merged = adapted._search.decoder.layers[0].q[0] - plain._search.decoder.layers[0].q[0]
     np.testing.assert_allclose(merged, first, atol=1e-5)
 
 

@@ -74,8 +74,8 @@ CALL_FEATURES = (
 )
 """What a call's confidence is made of (Reading.features, in this order)."""
 ADAPTER = Path(__file__).with_name("decoder_adapter.npz")
-"""The decoder adapter trained here (`python -m assistant.train decoder`), committed with what made it: the hall
-engine's by default (`WhisperSettings.adapter`)."""
+"""The decoder adapter trained here (`python -m assistant.train decoder`), committed with what made it; not used
+unless named (`WhisperSettings.adapter`)."""
 CALIBRATION = Path(__file__).with_name("call_confidence.json")
 """The call confidence fitted here (`python -m assistant.train confidence`), committed with what made it."""
 _DIGIT_BY_DIGIT = re.compile(r"\b([bingo])[\s-]+(\d)[\s-]+(\d)\b", re.IGNORECASE)
@@ -132,8 +132,9 @@ class WhisperSettings:
     """Two sayings heard as different balls are one doubtful hearing when each gave the other at least this."""
     adapter: str = ""
     """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
-    merged into the decoder: its file, or "none" for Whisper's own decoder. "" is each engine's own: none for
-    `whisper` (zero-shot, a row of every benchmark), the committed `ADAPTER` for `hall`."""
+    merged into the decoder: its file (the committed one is `ADAPTER`), or "" (or "none") for Whisper's own decoder,
+    the default of both engines. Measured in session 17 and not the default: it hears calls in babble far better,
+    but the floor's "bingo" in the demo game as "b two" (docs/hall-model.md)."""
     adapter_strength: float = 1.0
     """How much of the adapter's updates is merged (0.5: half of each), as the measurements chose."""
     call_longest: float = 3.0
@@ -442,10 +443,10 @@ class WhisperRecognizer:
         self._filters = loaded.filters
         self._end, self._previous, self._start = loaded.end, loaded.previous, loaded.start
         self._table = _table(loaded, frozenset(grammar.vocabulary() | set(grammar.spellings)))
-        adapter = self.settings.adapter or (str(ADAPTER) if self.settings.head else "none")
+        adapter = self.settings.adapter
         decoder = (
             loaded.decoder
-            if adapter == "none"
+            if adapter in ("", "none")
             else _adapted(loaded, Path(adapter).resolve(), self.settings.adapter_strength)
         )
         self._search = _search(decoder, self._table)
