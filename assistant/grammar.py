@@ -229,6 +229,19 @@ class Grammar:
                 out.append((i + 2, self.tens[word] + self.digit_words[tokens[i + 1]]))
         return out
 
+    def numbers_in(self, tokens: Sequence[str]) -> list[int]:
+        """The numbers under 100 said in these words, in order, each read as far as it goes ("eighty eight": 88)."""
+        out: list[int] = []
+        i = 0
+        while i < len(tokens):
+            found = self._under_100(tokens, i)
+            if not found:
+                i += 1
+                continue
+            i, value = max(found)
+            out.append(value)
+        return out
+
     def _under_1000(self, tokens: Sequence[str], i: int) -> list[tuple[int, int]]:
         out = list(self._under_100(tokens, i))
         hundred = self._scale_word(100)

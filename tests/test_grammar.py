@@ -145,3 +145,13 @@ def test_a_malformed_grammar_fails_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yaml"
     with pytest.raises(GrammarError, match="cannot read grammar"):
         Grammar.load(missing)
+
+
+def test_numbers_in_words_are_read_each_as_far_as_it_goes() -> None:
+    grammar = Grammar.load()
+    assert grammar.numbers_in(["eighty", "eight"]) == [88]
+    assert grammar.numbers_in(["b", "sixty", "two", "sixty", "two"]) == [62, 62]
+    assert grammar.numbers_in(["i", "twenty"]) == [20]
+    assert grammar.numbers_in(["one", "two"]) == [1, 2]  # digit by digit: two numbers, as said
+    assert grammar.numbers_in(["twenty", "zero", "fourteen"]) == [20, 0, 14]
+    assert grammar.numbers_in(["thank", "you"]) == []

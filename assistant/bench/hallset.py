@@ -40,7 +40,7 @@ from .. import audio
 from ..grammar import Grammar
 from ..messages import Ball
 from . import audio as gen
-from . import real
+from . import neural_voices, real
 
 RATE = audio.RATE
 HELD_OUT = ("flite:awb", "flite:rms", "flite:slt", "flite:kal16")
@@ -146,9 +146,7 @@ def say(text: str, voice: str) -> np.ndarray:
         from . import kokoro
 
         return kokoro.say(text, name)
-    if kind in ("piper", "hibari"):
-        from . import neural_voices
-
+    if kind in neural_voices.KINDS:
         try:
             return neural_voices.say(kind, name, text)
         except neural_voices.NeuralVoiceError as exc:

@@ -18,13 +18,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.signal import resample_poly
 
 from .. import audio
 from . import audio as gen
 
-KINDS = ("piper", "hibari")
 VOICES = {"piper": ("joe",), "hibari": ("heart",)}
+KINDS = tuple(VOICES)
 
 
 class NeuralVoiceError(Exception):
@@ -66,14 +65,6 @@ def _hibari(voice: str) -> Any:
     return hibari.Hibari(voice, threads=1)
 
 
-def _to_rate(samples: np.ndarray, rate: int) -> np.ndarray:
-    x = np.asarray(samples, dtype=np.float64)
-    if rate != audio.RATE:
-        g = np.gcd(rate, audio.RATE)
-        x = resample_poly(x, audio.RATE // g, rate // g)
-    return np.asarray(np.clip(np.round(x), -32768, 32767), dtype=np.int16)
-
-
 @lru_cache(maxsize=4096)
 def say(kind: str, name: str, text: str) -> np.ndarray:
     """`text` said by the voice, 16 kHz int16, trimmed."""
@@ -89,11 +80,9 @@ def say(kind: str, name: str, text: str) -> np.ndarray:
         if not chunks:
             raise NeuralVoiceError(f"piper voice {name!r} said nothing for {text!r}")
         samples = np.concatenate([c.audio_int16_array for c in chunks])
-        return gen.trim(_to_rate(samples, chunks[0].sample_rate))
+        return gen.trim(audio.from_samples(samples, chunks[0].sample_rate).channels[0])
     model = _hibari(voice)
-    wave = np.asarray(model(text, speed=speed, seed=zlib.crc32(f"{name}:{text}".encode())), dtype=np.float64)
+    wave = np.asarray(model(text, speed=speed, seed=zlib.crc32(f"{name}:{text}".encode())), dtype=np.float32)
     if wave.size == 0:
         raise NeuralVoiceError(f"hibari voice {name!r} said nothing for {text!r}")
-    if np.abs(wave).max() <= 1.0:
-        wave = wave * 32767.0
-    return gen.trim(_to_rate(wave, model.sample_rate))
+    return gen.trim(audio.from_samples(wave, model.sample_rate).channels[0])  # float -1..1, as hibari gives it

@@ -828,33 +828,12 @@ class WhisperRecognizer:
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
 
-    def _free_numbers(self, free: str) -> list[int]:
-        """The numbers the free sentence says, in order: numerals as written, words as spoken ("eighty eight": 88)."""
-        words = self._words(free)
-        units = {w: i for i, w in enumerate(self.grammar.units)}
-        out: list[int] = []
-        k = 0
-        while k < len(words):
-            word = words[k]
-            if word in self.grammar.tens:
-                n = self.grammar.tens[word]
-                if k + 1 < len(words) and units.get(words[k + 1], 0) > 0:
-                    n += units[words[k + 1]]
-                    k += 1
-                out.append(n)
-            elif word in self.grammar.teens:
-                out.append(10 + self.grammar.teens.index(word))
-            elif word in units:
-                out.append(units[word])
-            k += 1
-        return out
-
     def _free_says_otherwise(self, reading: Reading, ball: int) -> bool:
         """The decoder left to itself wrote neither the call's letter nor its number, but another number ("Eighty-
         eight." read "b eight" under the grammar): a number in the crowd, not a call."""
         if not reading.features or reading.features[CALL_FEATURES.index("letter_heard")] > 0:
             return False
-        said = self._free_numbers(reading.free)
+        said = self.grammar.numbers_in(self._words(reading.free))
         digits = [int(d) for d in str(ball)]
         digit_by_digit = any(said[k : k + len(digits)] == digits for k in range(len(said)))
         return bool(said) and ball not in said and not digit_by_digit
