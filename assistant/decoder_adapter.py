@@ -10,11 +10,14 @@ is the same decoder the training saw. The updates are merged into the numpy deco
 
 The examples are the call head's (`hallmodel`: its voices, split by speaker, its halls, its babble halves), each
 saying either put in babble as an endpointer cuts it or in seconds of continuous babble cut by the hall's own
-endpointer, babble it joined included.
+endpointer, babble it joined included: a voice's calls and other speech, its sayings of the rule (claims and cards
+as often as the rest) and its calls naming no ball, written as said (three sets, `plan`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +30,7 @@ import numpy as np
 from . import hallmodel
 from .audio import RATE
 from .bench import audio as gen
-from .bench import real
+from .bench import hallset, real
 from .engines.whisper_decoder import ADAPTABLE, WhisperDecoder
 from .engines.whisper_engine import ADAPTER
 from .grammar import Grammar
@@ -37,6 +40,14 @@ SEED = hallmodel.SEED + 20
 """The seed of the adapter's data and training (the call head's data uses SEED .. SEED + 5)."""
 CALLS_PER_VOICE = 12
 OTHERS_PER_VOICE = 4
+SAID_PER_VOICE = 8
+"""Sayings of the rule that are no call, a second set per voice (not the real voices, who say digits only): a
+claim ("bingo", "we have a bingo") and a card's numbers a quarter each, the rest of the rule's phrases. Without
+it the adapter heard the floor's "bingo" and card as calls (session 17: 12 calls to under 2 phrases a voice)."""
+MISNAMED_PER_VOICE = 2
+"""Calls naming no ball ("B thirty two"), written as said, a third set per voice: with calls of real balls alone
+the adapter learnt that a letter goes with its numbers and wrote "B thirty two" as "b thirteen", so that a caller's
+bad call (A(5)) went unnoticed (session 18)."""
 RANK = 8
 ALPHA = 16.0
 EPOCHS = 2
@@ -72,45 +83,104 @@ def written(words: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+def _crowds(seed: int) -> list[Any]:
+    """The crowds a voice's sayings are heard in: three of the real babble's train half, one made."""
+    crowds: list[Any] = [real.real_crowd(random.Random(seed + k), part="train") for k in range(3)]
+    return [*crowds, gen.Crowd(random.Random(seed + 9))]
+
+
+Saying = Callable[[], tuple[np.ndarray, str, int, str]] | None
+"""Makes one saying when called: (samples, words, label, kind); None: a stretch of babble alone."""
+
+
 def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, others: int) -> Iterator[Said]:
     """`calls` balls said by `voice` (the voices take turns through the 75), `others` sayings that are no call
     and a stretch of babble alone per four of them, each through its own hall, in the train half of the babble."""
     sentences = hallmodel.phrases(grammar)
-    crowds = [real.real_crowd(random.Random(seed + k), part="train") for k in range(3)]
-    crowds.append(gen.Crowd(random.Random(seed + 9)))
     rng = random.Random(f"{seed}:{voice}:decoder")
     sayer = hallmodel.Sayer(voice, grammar)
     pool = sayer.balls()
-    items = [(pool[(index * calls + j) % len(pool)].number, "call") for j in range(calls)]
-    items += [(0, "other")] * others + [(0, "babble")] * max(1, others // 4)
-    for label, kind in items:
+
+    def call(label: int) -> Saying:
+        ball = Ball(label)
+        return lambda: (sayer.call(ball, rng), f"{ball.letter} {grammar.number_words(label)}", label, "call")
+
+    def other() -> tuple[np.ndarray, str, int, str]:
+        clip, kind, words = sayer.other(rng, sentences)
+        return clip, words, 0, kind
+
+    items = [call(pool[(index * calls + j) % len(pool)].number) for j in range(calls)]
+    items += [other] * others + [None] * max(1, others // 4)
+    yield from _in_hall(items, _crowds(seed), rng)
+
+
+def card_words(grammar: Grammar, rng: random.Random) -> str:
+    """A card's manufacturer and serial as the floor reads them: the grammar's sayings, or random digits."""
+    if rng.random() < 0.5:
+        return rng.choice([w for w, _ in itertools.islice(grammar.samples("card"), 400)])
+    digits = " ".join(grammar.number_words(rng.randrange(10)) for _ in range(rng.randrange(4, 8)))
+    maker = " ".join(grammar.number_words(rng.randrange(10)) for _ in range(rng.randrange(1, 4)))
+    return rng.choice((f"manufacturer {maker} serial number {digits}", f"serial number {digits}"))
+
+
+def sayings(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Said]:
+    """`count` sayings of the rule that are no call in `voice` (`SAID_PER_VOICE`), each through its own hall."""
+    sentences = hallmodel.phrases(grammar)
+    claims = [w for w, _ in grammar.samples("bingo")]
+    rng = random.Random(f"{seed}:{voice}:said")
+
+    def saying(j: int) -> tuple[np.ndarray, str, int, str]:
+        words = rng.choice(claims) if j % 4 == 0 else card_words(grammar, rng) if j % 4 == 1 else rng.choice(sentences)
+        return hallset._level(hallmodel.say(words, voice)), words, 0, "phrase"
+
+    yield from _in_hall([functools.partial(saying, j) for j in range(count)], _crowds(seed), rng)
+
+
+def misnamed(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Said]:
+    """`count` calls naming no ball in `voice` (`MISNAMED_PER_VOICE`), written as said, each through its own hall."""
+    sayer = hallmodel.Sayer(voice, grammar)
+    rng = random.Random(f"{seed}:{voice}:misnamed")
+
+    def saying() -> tuple[np.ndarray, str, int, str]:
+        clip, words = sayer.misnamed(rng)
+        return clip, words, 0, "misnamed call"
+
+    yield from _in_hall([saying] * count, _crowds(seed), rng)
+
+
+def _in_hall(items: Sequence[Saying], crowds: list[Any], rng: random.Random) -> Iterator[Said]:
+    """Each saying through its own hall at an SNR of `hallmodel.SNRS`, cut by an endpointer or by the hall's own
+    from continuous babble (`CUT_SHARE`)."""
+    for make in items:
         snr = rng.choice(hallmodel.SNRS)
         crowd = rng.choice(crowds)
         cut = rng.random() < CUT_SHARE
-        if kind == "babble":
+        if make is None:
             alone = hallmodel.as_cut(None, None, crowd, rng) if cut else None
-            samples = hallmodel.in_babble(None, None, crowd, rng) if alone is None else alone
-            yield Said(samples, "", 0, kind, None)
+            yield Said(hallmodel.in_babble(None, None, crowd, rng) if alone is None else alone, "", 0, "babble", None)
             continue
-        if label:
-            ball = Ball(label)
-            clip, words = sayer.call(ball, rng), f"{ball.letter} {grammar.number_words(label)}"
-        else:
-            clip, kind, words = sayer.other(rng, sentences)
+        clip, words, label, kind = make()
         heard = hallmodel.through_hall(clip, rng)
         found = hallmodel.as_cut(heard, snr, crowd, rng) if cut else None
         yield Said(hallmodel.in_babble(heard, snr, crowd, rng) if found is None else found, words, label, kind, snr)
 
 
 Job = tuple[str, str, int, int, int, int]
-"""("decoder", voice, index, seed, calls, others): one voice's examples, made and encoded in a worker."""
+"""("decoder", voice, index, seed, calls, others): one voice's examples, made and encoded in a worker;
+("said", voice, index, seed, 0, count): its sayings of the rule (`sayings`); ("misnamed", ...): its calls naming no
+ball (`misnamed`)."""
 
 
 def _job(job: Job) -> dict[str, np.ndarray]:
-    _, voice, index, seed, calls, others = job
+    what, voice, index, seed, calls, others = job
     grammar = Grammar.load()
     encoder = hallmodel._encoder()
-    found = list(examples(voice, index, seed, grammar, calls, others))
+    if what == "said":
+        found = list(sayings(voice, seed, grammar, others))
+    elif what == "misnamed":
+        found = list(misnamed(voice, seed, grammar, others))
+    else:
+        found = list(examples(voice, index, seed, grammar, calls, others))
     window = round(encoder.settings.window * RATE)
     states = [
         encoder._encode(np.clip(e.samples[:window], -32768, 32767).astype(np.int16)).astype(np.float16) for e in found
@@ -131,11 +201,16 @@ def plan(seed: int) -> dict[str, list[Job]]:
     they are judged through the engine (`python -m assistant.bench hall --sets held-out`)."""
     train, valid = hallmodel.training_voices(hallmodel.SEED)
     neural_train, neural_valid = hallmodel.kokoro_voices(hallmodel.SEED)
+    speaking = [v for v in train + neural_train if not v.startswith("real:")]
     return {
         "train": [
             ("decoder", v, k, seed, CALLS_PER_VOICE, OTHERS_PER_VOICE) for k, v in enumerate(train + neural_train)
         ],
+        "train-said": [("said", v, k, seed + 2, 0, SAID_PER_VOICE) for k, v in enumerate(speaking)],
+        "train-misnamed": [("misnamed", v, k, seed + 4, 0, MISNAMED_PER_VOICE) for k, v in enumerate(speaking)],
         "valid": [("decoder", v, k, seed + 1, 10, OTHERS_PER_VOICE) for k, v in enumerate(valid + neural_valid)],
+        "valid-said": [("said", v, k, seed + 3, 0, SAID_PER_VOICE // 2) for k, v in enumerate(valid + neural_valid)],
+        "valid-misnamed": [("misnamed", v, k, seed + 5, 0, 1) for k, v in enumerate(valid + neural_valid)],
     }
 
 
@@ -317,6 +392,12 @@ def judge(model: Any, batches: _Batches, seed: int) -> dict[str, float]:
     return {"loss": total / n, "calls whole": float(whole[calls].mean()), "others whole": float(whole[~calls].mean())}
 
 
+def joined(made: dict[str, dict[str, np.ndarray]], name: str) -> dict[str, np.ndarray]:
+    """The set `name`, its sayings of the rule (`name`-said) and its calls naming no ball (`name`-misnamed) as one."""
+    parts = [made[k] for k in (name, f"{name}-said", f"{name}-misnamed") if k in made]
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
 def fit(
     recognizer: Any, made: dict[str, dict[str, np.ndarray]], seed: int, epochs: int, log: Callable[[str], None]
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
@@ -326,7 +407,7 @@ def fit(
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     model = torch_decoder(recognizer._search.decoder, RANK, ALPHA)
-    train, valid = _Batches(recognizer, made["train"]), _Batches(recognizer, made["valid"])
+    train, valid = _Batches(recognizer, joined(made, "train")), _Batches(recognizer, joined(made, "valid"))
     params = [p for p in model.parameters() if p.requires_grad]
     n = len(train.targets)
     steps = epochs * ((n + BATCH - 1) // BATCH)

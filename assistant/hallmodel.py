@@ -209,6 +209,12 @@ def say(text: str, voice: str) -> np.ndarray:
 # ----- sayings ------------------------------------------------------------------------------------------------
 
 
+def _paused(parts: Sequence[np.ndarray], rng: random.Random) -> np.ndarray:
+    """A letter and its number with the pause a caller makes between them (0.05-0.7 s)."""
+    gap = np.zeros(int(rng.uniform(0.05, 0.7) * RATE))
+    return np.concatenate([parts[0], gap, parts[1]])
+
+
 class Sayer:
     """Says calls and other speech in one voice (real voices: the KLettres letter and FSDD digits)."""
 
@@ -232,16 +238,25 @@ class Sayer:
         return [Ball(n) for n in range(1, 76)]
 
     def call(self, ball: Ball, rng: random.Random) -> np.ndarray:
-        letter, number = ball.letter, self.grammar.number_words(ball.number)
         if self.is_real:
+            letter = ball.letter
             parts = [real.piece(self._letters[letter.lower()]), real.piece(rng.choice(self._digits[ball.number]))]
-        elif rng.random() < 0.35:
+            return _paused(parts, rng)
+        return self._said(ball.letter, ball.number, rng)
+
+    def misnamed(self, rng: random.Random) -> tuple[np.ndarray, str]:
+        """A call naming no ball ("B thirty two": a letter with a number of another letter's range), said as calls
+        are, and its words; a synthetic voice only."""
+        letter = rng.choice("BINGO")
+        number = rng.choice([n for n in range(1, 76) if Ball(n).letter != letter])
+        return self._said(letter, number, rng), f"{letter} {self.grammar.number_words(number)}"
+
+    def _said(self, letter: str, value: int, rng: random.Random) -> np.ndarray:
+        number = self.grammar.number_words(value)
+        if rng.random() < 0.35:
             text = rng.choice((f"{letter}, {number}.", f"{letter} {number}", f"{letter}. {number}."))
             return hallset._level(say(text, self.voice))
-        else:
-            parts = [hallset._level(say(f"{letter}.", self.voice)), hallset._level(say(number, self.voice))]
-        gap = np.zeros(int(rng.uniform(0.05, 0.7) * RATE))
-        return np.concatenate([parts[0], gap, parts[1]])
+        return _paused([hallset._level(say(f"{letter}.", self.voice)), hallset._level(say(number, self.voice))], rng)
 
     def other(self, rng: random.Random, phrases: Sequence[str]) -> tuple[np.ndarray, str, str]:
         """Speech that is no call: a phrase of the rule, patter, a letter or a number alone; (samples, kind,

@@ -12,6 +12,7 @@ from assistant import decoder_adapter
 from assistant.engines import make_recognizer
 from assistant.engines.whisper_engine import WhisperRecognizer, WhisperSettings
 from assistant.grammar import Grammar
+from assistant.messages import Ball
 
 torch = pytest.importorskip("torch")
 
@@ -51,6 +52,33 @@ def test_the_examples_say_what_their_words_say(made: dict[str, np.ndarray]) -> N
             assert str(words) == "" and label == 0
         else:
             assert str(words) and label == 0
+
+
+def test_the_sayings_of_the_rule_and_calls_naming_no_ball_are_sets_of_their_own() -> None:
+    """The second set of each voice: a claim and a card's numbers a quarter each, the rest the rule's phrases, each
+    parsed by the grammar as the intent it is (session 18: the adapter heard the floor's "bingo" and card as calls
+    when its data had under two phrases a voice). The third: calls naming no ball, written as said (it wrote the
+    bad call "B thirty two" as "b thirteen" when it had heard real balls only)."""
+    grammar = Grammar.load()
+    part = decoder_adapter._job(("said", "espeak:en-us+m3@160~50", 0, 7, 0, 8))
+    assert part["x"].shape == (8, 500, 512) and set(part["label"].tolist()) == {0}
+    intents = [[m.intent for m in grammar.parse(str(w), tuple(grammar.intents)).meanings] for w in part["words"]]
+    assert intents[0] == intents[4] == ["bingo"]
+    assert intents[1] == intents[5] == ["card"]
+    assert all(i and "call" not in i for i in intents), intents
+    plan = decoder_adapter.plan(decoder_adapter.SEED)
+    assert {job[0] for job in plan["train-said"]} == {"said"}
+    assert not any(job[1].startswith("real:") for job in plan["train-said"])  # they say digits only
+    assert any(job[1].startswith("real:") for job in plan["train"])
+    bad = decoder_adapter._job(("misnamed", "espeak:en-us+m3@160~50", 0, 7, 0, 3))
+    assert set(bad["label"].tolist()) == {0} and set(bad["kind"].tolist()) == {"misnamed call"}
+    for words in bad["words"].tolist():
+        letter, number = words.split(" ", 1)
+        spoken = next(n for n in range(1, 76) if grammar.number_words(n) == number)
+        assert Ball(spoken).letter != letter, words  # a letter with another letter's number
+    assert {job[0] for job in plan["train-misnamed"]} == {"misnamed"}
+    joined = decoder_adapter.joined({"train": part, "train-said": part, "train-misnamed": bad}, "train")
+    assert len(joined["words"]) == 19 and joined["x"].shape[0] == 19
 
 
 def test_the_torch_decoder_is_the_numpy_decoder_and_its_updates_merge_into_it(
