@@ -114,10 +114,11 @@ def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, ot
     yield from _in_hall(items, _crowds(seed), rng)
 
 
-def card_words(grammar: Grammar, rng: random.Random) -> str:
-    """A card's manufacturer and serial as the floor reads them: the grammar's sayings, or random digits."""
+def card_words(grammar: Grammar, cards: Sequence[str], rng: random.Random) -> str:
+    """A card's manufacturer and serial as the floor reads them: one of the grammar's sayings `cards`, or random
+    digits."""
     if rng.random() < 0.5:
-        return rng.choice([w for w, _ in itertools.islice(grammar.samples("card"), 400)])
+        return rng.choice(cards)
     digits = " ".join(grammar.number_words(rng.randrange(10)) for _ in range(rng.randrange(4, 8)))
     maker = " ".join(grammar.number_words(rng.randrange(10)) for _ in range(rng.randrange(1, 4)))
     return rng.choice((f"manufacturer {maker} serial number {digits}", f"serial number {digits}"))
@@ -127,10 +128,16 @@ def sayings(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Sai
     """`count` sayings of the rule that are no call in `voice` (`SAID_PER_VOICE`), each through its own hall."""
     sentences = hallmodel.phrases(grammar)
     claims = [w for w, _ in grammar.samples("bingo")]
+    cards = [w for w, _ in itertools.islice(grammar.samples("card"), 400)]
     rng = random.Random(f"{seed}:{voice}:said")
 
     def saying(j: int) -> tuple[np.ndarray, str, int, str]:
-        words = rng.choice(claims) if j % 4 == 0 else card_words(grammar, rng) if j % 4 == 1 else rng.choice(sentences)
+        if j % 4 == 0:
+            words = rng.choice(claims)
+        elif j % 4 == 1:
+            words = card_words(grammar, cards, rng)
+        else:
+            words = rng.choice(sentences)
         return hallset._level(hallmodel.say(words, voice)), words, 0, "phrase"
 
     yield from _in_hall([functools.partial(saying, j) for j in range(count)], _crowds(seed), rng)
