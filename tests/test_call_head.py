@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -423,26 +424,55 @@ def test_a_bad_call_the_grammar_read_as_another_number_is_the_bad_call_unsure(ha
     assert hall._weigh(named, _posterior(32, 0.47)).text == "b thirteen"
 
 
-def test_a_phrase_s_number_is_sure_only_when_whisper_s_own_decoder_writes_it_too(
+def test_the_adapted_decoder_reads_calls_and_whisper_s_own_decoder_everything_else(
     grammar: Grammar, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The adapted decoder heard "this is a fifty ball game" as "... fifty four ..." in babble, sure under the grammar
-    and left to itself: a false D at 10 dB (session 18). With an adapter, a number of a phrase is sure only when
-    Whisper's own decoder, left to itself, writes it too. Here the audio says fifty four; Whisper's own decoder
-    writing "50" (a stand-in for its reading of the crowd) makes the hearing unsure."""
+    """Trained mostly on calls, the adapted decoder wrote phrases worse than Whisper's own: "valid bingo" as "bad
+    bingo" through a 48 kHz device, and "this is a fifty ball game" as "... fifty four ..." in babble, sure: a false
+    D at 10 dB (session 18). A hearing that is no call is Whisper's own decoder's reading, as the engine without an
+    adapter hears it; a call is the adapted decoder's, Whisper's own decoder not asked."""
     from assistant.bench import hallset
 
     adapted = make_recognizer("hall", grammar, settings=WhisperSettings(adapter=str(ADAPTER)))
-    assert isinstance(adapted, WhisperRecognizer)
-    said = hallset.say("this is a fifty four ball game", "espeak:en-us+m3@160~50")
-    adapted.set_step(grammar.step_intents("before-first-ball"))
-    heard = adapted.decode(said)
-    assert heard.text == "this is a fifty four ball game" and not heard.uncertain
-    written = adapted._tokenizer.encode(" This is a 50 ball game.", add_special_tokens=False).ids
-    monkeypatch.setattr(adapted._own_search, "free_sentence", lambda memory, prompt, max_tokens=24: written)
-    doubted = adapted.decode(said)
-    assert doubted.text == heard.text and doubted.uncertain
-    assert doubted.confidence == pytest.approx(heard.confidence / 2, abs=0.01)  # "four" of "fifty four" unwritten
+    own = make_recognizer("hall", grammar)
+    assert isinstance(adapted, WhisperRecognizer) and isinstance(own, WhisperRecognizer)
+    assert adapted._search is not adapted._own_search and own._search is own._own_search
+    phrase = hallset.say("this is a fifty four ball game", "espeak:en-us+m3@160~50")
+    for r in (adapted, own):
+        r.set_step(grammar.step_intents("before-first-ball"))
+    asked: list[str] = []
+
+    def told(name: str, search: Callable[..., object]) -> Callable[..., object]:
+        def searched(*args: object, **kwargs: object) -> object:
+            asked.append(name)
+            return search(*args, **kwargs)
+
+        return searched
+
+    for name, reader in (("own", adapted._own_search), ("adapted", adapted._search)):
+        monkeypatch.setattr(reader, "search", told(name, reader.search))
+    heard = adapted.decode(phrase)
+    assert asked == ["own"]  # the head heard no call: the adapted decoder is not asked
+    mine = own.decode(phrase)  # the engine without an adapter (its one decoder is the same object)
+    assert heard.text == mine.text == "this is a fifty four ball game" and not heard.uncertain
+    assert heard.confidence == pytest.approx(mine.confidence)
+    asked.clear()
+
+    class AtACall:
+        def posterior(self, memory: object, samples: int) -> np.ndarray:
+            return _posterior(54, 0.4)
+
+    monkeypatch.setattr(adapted, "_head", AtACall())
+    assert adapted.decode(phrase).text == mine.text  # the head at a call: the adapted decoder reads no call
+    assert asked == ["adapted", "own"]  # so Whisper's own decoder reads it again
+    call = hallset.say("g fifty four", "espeak:en-us+m3@160~50")
+    adapted.set_step(grammar.step_intents("calling"))
+
+    def unasked(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Whisper's own decoder read a call")
+
+    monkeypatch.setattr(adapted._own_search, "search", unasked)
+    assert adapted.decode(call).text == "g fifty four"
 
 
 def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: WhisperRecognizer) -> None:
@@ -465,8 +495,8 @@ def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: 
 
 def test_the_committed_decoder_adapter_is_merged_when_named(hall: WhisperRecognizer, grammar: Grammar) -> None:
     """The adapter is read with what made it (its sha256, the command, its three sets); an engine merges it when
-    named (retrained in session 18, not the default: through a 48 kHz device the demo game's "valid bingo" came out
-    "bad bingo"), and asks Whisper's own decoder for the two-ball choice."""
+    named (not the default: with it a compliant clean session gave a false B(8), session 19), and asks Whisper's
+    own decoder for the two-ball choice."""
     from assistant.hallmodel import sha256_of
 
     with np.load(ADAPTER) as found:
@@ -522,3 +552,21 @@ def test_the_head_agrees_with_a_call_the_free_sentence_says_otherwise_only_when_
             assert hall._weigh(said, _posterior(12, 0.53)).confidence >= hall.settings.min_confidence, free
         else:
             assert hall._weigh(said, _posterior(8, 0.53)).confidence >= hall.settings.min_confidence, free
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known, session 19: espeak en-029's 'thirty' is heard 'forty' by Whisper's decoders and the head alike",
+)
+def test_a_caribbean_n_thirty_one_is_not_heard_n_forty_one_sure(hall: WhisperRecognizer, grammar: Grammar) -> None:
+    """The rule of evidence's property test (`tests/test_evidence_audio.py`) found it in clean audio (its caller
+    en-029, balls 11 31 34 60 40 21, seed 706): "N thirty one" said twice, heard "n forty one" twice, sure (the head
+    at N 41 with 0.63 and 0.59), so N 41 went onto the board; the floor's N 31 was then a number not called, B(8).
+    The default engine escapes the violation there only because another hearing is unsure; with the decoder adapter
+    it does not (docs/hall-model.md "Session 19"). Zero-shot Whisper hears it "n forty one" too, unsure."""
+    from assistant.bench import hallset
+
+    hall.set_step(grammar.step_intents("calling"))
+    hall._last_call = None
+    heard = hall.decode(hallset.say("n thirty one", "espeak:en-029@150"))
+    assert heard.text == "n thirty one" or heard.uncertain
