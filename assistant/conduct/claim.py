@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, Doubt, GamePlan, GameType, Role
-from .core import SAID_AGAIN, ConductCore
+from .core import MAY_BE_THE_NUMBER, SAID_AGAIN, ConductCore
 from .state import Claim, Hearing, SideClaim
 
 
@@ -106,6 +106,17 @@ class Claiming(ConductCore):
                 claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
             else:
                 self.not_called_heard.append(ball)
+            # A call on the board heard unsure may have been this number, misheard: no violation rests on its
+            # absence. Its two sayings agreeing on a ball tell that the call was repeated (A(3)), not which ball it
+            # was (espeak en-029's "N thirty one" heard "n forty one" twice, then the floor's N 31: session 19).
+            known = {d.time for d in claim.not_called_doubts}
+            for call in self._records():
+                if not call.sure and call.ball in claim.in_play and call.time not in known:
+                    heard = next(
+                        (h.text for h in self.hearings if h.time == call.time and h.role is Role.CALLER),
+                        self.spoken(call.ball),
+                    )
+                    claim.not_called_doubts.append(Doubt(call.time, Role.CALLER, heard, MAY_BE_THE_NUMBER))
 
     def caller_call_during_claim(self) -> None:
         """B(1) no new ball, B(3) not the held ball, C the caller does not read the winning numbers."""
@@ -163,7 +174,12 @@ class Claiming(ConductCore):
         if not_called:
             # a ball missing from the board may have been called in speech we could not hear clearly (owed)
             balls = ", ".join(str(b) for b in not_called)
-            self.find("valid-with-uncalled-numbers", balls=balls, unsure=claim.not_called_unsure)
+            self.find(
+                "valid-with-uncalled-numbers",
+                balls=balls,
+                unsure=claim.not_called_unsure,
+                doubts=claim.not_called_doubts,
+            )
 
     def _same_claim(self, side: SideClaim) -> list[Doubt]:
         """A bingo a moment after another may be one player's bingo said twice ("Bingo! Bingo!"), not two cards."""

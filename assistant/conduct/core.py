@@ -41,6 +41,7 @@ RESTS_ON = "the finding rests on this hearing, heard unsure"
 STATE_RESTS_ON = "the step the game was in rests on this hearing, heard unsure"
 MAY_HOLD = "the words owed may have been said here, heard unsure"
 SAID_AGAIN = "a bingo this soon after another may be the same claim said again"
+MAY_BE_THE_NUMBER = "a call heard unsure here may have been the number not called"
 
 
 @dataclass(frozen=True)

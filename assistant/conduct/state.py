@@ -99,6 +99,8 @@ class Claim:
     """That call in hand, kept while the bingo is unsure: if the game goes on, it is owed its second saying."""
     not_called_unsure: bool = False
     """A winning number missing from the board was heard unsure: it may be a called ball misheard (B(8))."""
+    not_called_doubts: list[Doubt] = field(default_factory=list)
+    """Calls on the board heard unsure, each of which may have been a winning number missing from it (B(8))."""
     also: list[SideClaim] = field(default_factory=list)
     """Other claims signalled while this one is verified: each is its own claim, with its own card (B(7))."""
     reading: ClaimRecord | None = None

@@ -192,6 +192,15 @@ class WhisperSettings:
     """Where the decoder heard one call and the call head another ball with at least this probability, the head's
     call is the hearing, sure, on the same terms as `head_alone` (not a call more words could make another, not an
     utterance longer than `head_longest`). Above 1: off, the two readers disagreeing are a doubt."""
+    rival: float = 0.1
+    """A call whose N-best gives another ball at least this share has a rival: it is sure only when the call head
+    hears it from `head_over_rival`, and a pair of its sayings does not confirm it (a confusion of the voice, not of
+    the moment, repeats in both). Espeak's Caribbean "N thirty one", said twice in clean audio, was read "n forty
+    one" with N 31 at 0.12 of the N-best, the head at N 41 with 0.63 and 0.59: N 41 on the board, sure and wrong,
+    and a false B(8) when the floor read N 31 (session 19). On the validation voices' dumps (sessions 15 and 17) it
+    would have made 8 of 592, 12 of 486 and 21 of 954 sure call hearings unsure, none of them wrong."""
+    head_over_rival: float = 0.7
+    """The call head's probability that makes a call with a rival sure (`rival`)."""
     head_longest: float = 4.0
     """Seconds: a longer utterance is never made sure by the head. Its training calls lasted at most 3.5 s; a
     longer utterance holds more than a call (a held-out voice's two sayings of G 51 and the first of G 46, cut as
@@ -826,6 +835,7 @@ class WhisperRecognizer:
         if (
             top == said
             and seconds <= self.settings.head_longest
+            and not self._rivalled(reading.balls, said, (top, q))
             and (q >= self.settings.head_alone or not self._free_says_otherwise(reading, said))
             and (
                 q >= self.settings.head_agree
@@ -933,6 +943,8 @@ class WhisperRecognizer:
                 return heard  # the head heard something else in this saying: agreeing sayings do not outvote it
             if heard.end - heard.start > self.settings.call_longest:
                 return heard  # it may hold more sayings than it reads (`call_longest`): the pair does not prove it
+            if self._rivalled(first, said, previous.head) or self._rivalled(reading.balls, said, reading.head):
+                return heard  # another ball close behind (`rival`): the same confusion twice proves nothing
             if (
                 self._head is not None
                 and (not self.settings.decoder_alone or goes_on(said))
@@ -959,6 +971,13 @@ class WhisperRecognizer:
             self._last_call = None  # the doubt is settled by the procedure, not by a third hearing
             return replace(heard, confidence=min(heard.confidence, share), uncertain=True)
         return heard
+
+    def _rivalled(self, balls: dict[int, float], ball: int, head: tuple[int, float] | None) -> bool:
+        """Another ball has at least `rival` of this call's N-best, and the head does not hear the call from
+        `head_over_rival`."""
+        if max((share for other, share in balls.items() if other != ball), default=0.0) < self.settings.rival:
+            return False
+        return head is None or head[0] != ball or head[1] < self.settings.head_over_rival
 
     def _head_heard(self, head: tuple[int, float] | None, ball: int) -> bool:
         return head is not None and head[0] == ball and head[1] >= self.settings.head_agree
