@@ -313,7 +313,6 @@ def _table(loaded: _Loaded, words: frozenset[str]) -> TokenTable:
 
 
 @functools.cache
-@functools.cache
 def _adapted(loaded: _Loaded, adapter: Path, strength: float = 1.0) -> WhisperDecoder:
     """The model's decoder with a decoder adapter's updates merged (`WhisperSettings.adapter`), each scaled by
     `strength` (`WhisperSettings.adapter_strength`); merged once a process, so that the caller's and the floor's
@@ -721,20 +720,20 @@ class WhisperRecognizer:
         prompt = prompts[turn]
         free = list(self._start) if self.settings.free_prompt == "bare" else None
         posterior = self._head.posterior(memory, len(samples)) if self._head is not None else None
+
         # The adapted decoder reads calls; anything else is Whisper's own decoder's reading. Trained mostly on calls,
         # the adapter wrote phrases worse: "valid bingo" as "bad bingo", "are there any other bingos" as "an error
         # has been made" through a 48 kHz device, and a phrase's "fifty" as "fifty four" in babble, sure (session
         # 18). What the head hears as no call goes to Whisper's own decoder at once; what the adapted decoder reads
         # as no call is read again by it.
+        def read(search: ConstrainedSearch, tokens: Sequence[int]) -> Reading:
+            return self._read(search.search(memory, tokens, walker, beam=self.settings.beam, free_prompt=free), intents)
+
         search = self._own_search if posterior is not None and int(np.argmax(posterior)) == 0 else self._search
-        reading = self._read(
-            search.search(memory, prompt.tokens, walker, beam=self.settings.beam, free_prompt=free), intents
-        )
+        reading = read(search, prompt.tokens)
         if reading.single_call is None and search is not self._own_search:
             search = self._own_search
-            reading = self._read(
-                search.search(memory, prompt.tokens, walker, beam=self.settings.beam, free_prompt=free), intents
-            )
+            reading = read(search, prompt.tokens)
         if reading.single_call in prompt.calls and len(prompts) > 1:
             # One of the prompt's own calls: the prompt may have written it. Only if the decoder, prompted with
             # the next set of calls (which does not name it), writes its number too is it heard; otherwise nothing
@@ -748,10 +747,7 @@ class WhisperRecognizer:
                 # there writes its number too: "b seven" read "b eleven" under a prompt naming B eleven, "B seven"
                 # by the yardstick naming B seven, and "b seven" under the third. Otherwise nothing is heard.
                 third = prompts[(turn + 2) % len(prompts)]
-                second = self._read(
-                    search.search(memory, third.tokens, walker, beam=self.settings.beam, free_prompt=free),
-                    intents,
-                )
+                second = read(search, third.tokens)
                 call = second.single_call
                 borne = call is not None and call not in third.calls and call != reading.single_call
                 if borne and self._numbers_heard(self.grammar.number_words(call or 0), second.free) >= 1.0:
