@@ -336,6 +336,7 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
                 "role": utterance.role.value,
                 "confidence": round(utterance.confidence, 3),
                 "uncertain": utterance.uncertain,
+                "could_be": [str(b) for b in utterance.could_be],
             }
             print(json.dumps(row))
         else:

@@ -409,6 +409,7 @@ class Grammar:
         text: str,
         confidence: float = 1.0,
         uncertain: bool = False,
+        could_be: tuple[Ball, ...] = (),
     ) -> Utterance:
         """An utterance with its meanings read by this grammar."""
         parsed = self.parse(text)
@@ -421,6 +422,7 @@ class Grammar:
             uncertain=uncertain,
             meanings=tuple(parsed.meanings),
             unknown=tuple(parsed.unknown),
+            could_be=could_be,
         )
 
     # ----- writing grammars for the recognizers ---------------------------------------------------

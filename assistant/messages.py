@@ -124,6 +124,9 @@ class Utterance:
     meanings: tuple[Meaning, ...] = ()
     unknown: tuple[str, ...] = ()
     """Words the grammar could not place."""
+    could_be: tuple[Ball, ...] = ()
+    """A hearing of one call: the other balls it left room for (the recognizer's sound-alikes; `(or N31)` in a
+    script). A number missing from the board may have been such a call, misheard (B(8))."""
 
 
 @dataclass(frozen=True)
@@ -334,6 +337,8 @@ class CallRecord:
     """The master board console showed this ball too (A(4) confirmed)."""
     sure: bool = True
     """Some hearing of this call was sure: a later call of the ball can be held against it (A(6))."""
+    could_be: list[Ball] = field(default_factory=list)
+    """Other balls its hearings left room for (`Utterance.could_be`)."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from .engines import WHISPER_ENGINES, make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
 from .messages import (
+    Ball,
     BoardKey,
     CallMade,
     CallWithdrawn,
@@ -152,7 +153,13 @@ class Session:
 def heard_to_utterance(heard: Heard, role: Role, grammar: Grammar) -> Utterance:
     """What the recognizer heard, read by the grammar; words the grammar cannot place make it unsure."""
     utterance = grammar.utterance(
-        heard.start, heard.end, role, heard.text, confidence=heard.confidence, uncertain=heard.uncertain
+        heard.start,
+        heard.end,
+        role,
+        heard.text,
+        confidence=heard.confidence,
+        uncertain=heard.uncertain,
+        could_be=tuple(Ball(n) for n in heard.could_be),
     )
     if utterance.unknown and not utterance.uncertain:
         return replace(utterance, uncertain=True)

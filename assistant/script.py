@@ -6,8 +6,9 @@
     # a comment
 
 Additions that keep the contract: `ROLE?` marks an utterance the recognizer was unsure of, `ROLE(0.42)` gives
-its confidence; `TIME tick` lets time pass; `TIME end` ends the session. A `@game` line takes the time of the
-next timed line (the game begins when its first words are said).
+its confidence; `(or N31 N34)` after a call's words names the other balls its hearing left room for (the
+recognizer's sound-alikes); `TIME tick` lets time pass; `TIME end` ends the session. A `@game` line takes the
+time of the next timed line (the game begins when its first words are said).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ SECONDS_PER_WORD = 0.4
 _TIME = r"(?:\d+:)?\d+(?:\.\d+)?"
 _LINE = re.compile(rf"^(?P<time>{_TIME})\s+(?P<rest>.*)$")
 _SPEAKER = re.compile(r"^(?P<role>[A-Za-z]+)\s*(?:\((?P<conf>[^)]*)\))?\s*(?P<unsure>\?)?\s*:\s*(?P<words>.*)$")
+_COULD_BE = re.compile(r"^(?P<words>.*?)\s*\(\s*or\s+(?P<balls>[^()]*)\)\s*$")
+"""`WORDS (or N31 N34)`: the other balls a hearing of one call left room for."""
 _PLAN_KEYS = ("type", "balls", "cards_sold", "prize", "last_ball_required", "pattern")
 
 
@@ -201,8 +204,23 @@ def parse_script(text: str, grammar: Grammar, name: str = "<script>") -> list[In
                 raise fail(f"confidence must be a number 0..1, got {speaker['conf']!r}") from None
             if not 0.0 <= confidence <= 1.0:
                 raise fail(f"confidence must be 0..1, got {speaker['conf']}")
+        could_be: tuple[Ball, ...] = ()
+        alike = _COULD_BE.match(words)
+        if alike:
+            words = alike["words"]
+            try:
+                could_be = tuple(Ball.parse(b) for b in alike["balls"].replace(",", " ").split())
+            except ValueError as exc:
+                raise fail(f"(or ...): {exc}") from None
+            if not could_be or not words:
+                raise fail("(or ...) names the balls a call's hearing left room for, after the call's words")
         end = time + max(0.5, SECONDS_PER_WORD * len(words.split()))
-        items.append(grammar.utterance(time, end, role, words, confidence=confidence, uncertain=unsure))
+        utterance = grammar.utterance(
+            time, end, role, words, confidence=confidence, uncertain=unsure, could_be=could_be
+        )
+        if could_be and [m.intent for m in utterance.meanings] != ["call"]:
+            raise fail("(or ...) follows the words of one call")
+        items.append(utterance)
     place_plans(last_time)
     return items
 
@@ -254,6 +272,8 @@ def format_script(items: Iterable[Input]) -> str:
             elif item.confidence != 1.0:
                 marks = f"({format_time(item.confidence)})"
             text = " ".join(item.text.split())
+            if item.could_be:
+                text += f" (or {' '.join(str(b) for b in item.could_be)})"
             lines.append(f"{format_time(item.start)} {item.role.value}{marks}: {text}")
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from assistant.audio import read_wav, write_wav
+from assistant.messages import Ball
 from assistant.settings import ROOT
 
 FIXTURES = ROOT / "audio_fixtures"
@@ -141,8 +142,11 @@ def test_transcribe_prints_json_lines_with_calls() -> None:
     result = run("transcribe", FIXTURES / "calls.wav", "--json")
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    assert all({"start", "end", "text", "call"} <= set(r) for r in rows)
+    assert all({"start", "end", "text", "call", "role", "confidence", "uncertain", "could_be"} <= set(r) for r in rows)
     assert [r["call"] for r in rows] == ["B7", "O61", "N33", "G52", "I19", "B12"]
+    # the other balls a call's hearing left room for: balls, never the call itself
+    assert all(isinstance(r["could_be"], list) and r["call"] not in r["could_be"] for r in rows)
+    assert all(str(Ball.parse(b)) == b for r in rows for b in r["could_be"])
     assert rows[0]["start"] < rows[0]["end"] <= rows[1]["start"]
 
 

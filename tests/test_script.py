@@ -58,6 +58,13 @@ def test_unsure_and_confidence_marks(grammar: Grammar) -> None:
     assert items[3:] == [Tick(4.0), SessionEnd(5.0)]
 
 
+def test_a_call_names_the_balls_its_hearing_left_room_for(grammar: Grammar) -> None:
+    first, second = parse_script("1 caller: N forty one (or N31, O71)\n2 caller?: N forty one\n", grammar)
+    assert isinstance(first, Utterance) and first.text == "N forty one" and first.could_be == (Ball(31), Ball(71))
+    assert [m.ball for m in first.meanings] == [Ball(41)] and not first.unknown
+    assert isinstance(second, Utterance) and second.could_be == ()
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -80,6 +87,11 @@ def test_unsure_and_confidence_marks(grammar: Grammar) -> None:
         ("@game type=regular prize=lots", "s.txt:1: @game: prize must be dollars"),
         ("@game type=regular last_ball_required=maybe", "s.txt:1: @game: last_ball_required must be yes or no"),
         ("@game type=regular type=limited", "s.txt:1: @game: type given twice"),
+        ("12 caller: B seven (or X9)", "s.txt:1: (or ...): not a ball: 'X9'"),
+        ("12 caller: (or B9)", "s.txt:1: (or ...) names the balls"),
+        ("12 caller: B seven (or )", "s.txt:1: (or ...) names the balls"),
+        ("12 floor: B seven, I twenty (or B9)", "s.txt:1: (or ...) follows the words of one call"),
+        ("12 caller: valid bingo (or B9)", "s.txt:1: (or ...) follows the words of one call"),
     ],
 )
 def test_bad_lines_give_one_line_errors(grammar: Grammar, text: str, message: str) -> None:
@@ -108,7 +120,8 @@ def test_format_script_is_the_inverse(path: Path, grammar: Grammar) -> None:
 def test_format_keeps_marks_and_plans(grammar: Grammar) -> None:
     text = (
         "@game type=winner-take-all cards_sold=120 prize=300.5 last_ball_required=no pattern='small picture frame'\n"
-        "1 caller?: B seven\n2 caller(0.42)?: B eight\n3 floor(0.9): G fifty\n4 board: O75\n5 tick\n6 end\n"
+        "1 caller?: B seven\n2 caller(0.42)?: B eight\n3 floor(0.9): G fifty (or G56 G60)\n"
+        "4 board: O75\n5 tick\n6 end\n"
     )
     items = parse_script(text, grammar)
     assert format_script(items) == text

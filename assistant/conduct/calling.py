@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..messages import Ball, Role
-from .core import ConductCore, clock
+from ..messages import Ball, Doubt, Role
+from .core import ROOM_BEFORE, ROOM_FOR_ANOTHER_BALL, ROOM_FOR_THE_OTHER, ConductCore, clock
 from .state import Correction, Hearing, Pending
 
 TEEN_OR_TY = {13: 30, 14: 40, 15: 50, 16: 60, 17: 70}
@@ -86,10 +86,24 @@ class Calling(ConductCore):
                 # perhaps the caller confirming a winning number of the claim heard unsure: no second saying owed
                 self.find("ball-recalled", rests_on=[self.dropped_claim], ball=ball, first=clock(first))
                 return
-            self.find("ball-recalled", ball=ball, first=clock(first))
+            self.find("ball-recalled", doubts=self._recall_doubts(ball), ball=ball, first=clock(first))
             self._said_once(ball)  # its second saying
             return
         self._new_ball(ball)
+
+    def _recall_doubts(self, ball: Ball) -> list[Doubt]:
+        """A(6) rests on two hearings being the same ball: the earlier one left room for a ball not on the board
+        (it may have been that one, and this the ball's first call), or this one did (it may be that ball). Room
+        for a ball on the board leaves a ball called again either way."""
+        doubts = [
+            Doubt(c.time, Role.CALLER, self._heard_at(c.time, c.ball), ROOM_BEFORE)
+            for c in self._records()
+            if c.ball == ball and any(b not in self.board.called for b in c.could_be)
+        ]
+        utterance = self.now.utterance
+        if utterance is not None and any(b not in self.board.called for b in self._could_be()):
+            doubts.append(Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_ANOTHER_BALL))
+        return doubts
 
     def _letter_misheard(self, correction: Correction, ball: Ball) -> bool:
         """An unsure hearing of a call naming no ball ("b fifty"), then this ball's number with its own letter
@@ -113,15 +127,25 @@ class Calling(ConductCore):
         self._cancel("repeat")
         self.pending = None
         if not pending.prompted:
-            if pending.unsure or self.now.unsure:
-                # A mis-hearing, not a mis-call: keep the surer saying on the board.
+            alike = [
+                Doubt(at, Role.CALLER, heard, ROOM_FOR_THE_OTHER)
+                for at, heard, room, other in (
+                    (pending.time, pending.heard, pending.could_be, ball),
+                    (self.now.time, self.now.heard, self._could_be(), pending.ball),
+                )
+                if other in room
+            ]
+            if pending.unsure or self.now.unsure or alike:
+                # A mis-hearing, not a mis-call: keep the surer saying on the board. Two sure hearings of which one
+                # left room for the other's ball are one ball heard two ways, perhaps ("n forty one", N 31 close
+                # behind, then "n thirty one").
                 kept = pending.ball
                 if pending.unsure and not self.now.unsure:
                     self._withdraw(pending.ball)
                     self._add_call(ball)
                     kept = ball
                 first = Hearing(pending.time, Role.CALLER, pending.heard, pending.unsure)
-                self.find("repeat-mismatch", rests_on=[first], ball=pending.ball, kept=kept)
+                self.find("repeat-mismatch", rests_on=[first], doubts=alike, ball=pending.ball, kept=kept)
                 return False
             if misread(pending.ball, ball):
                 # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.
@@ -151,6 +175,9 @@ class Calling(ConductCore):
         if pending is not None:
             # Two hearings that agree on the ball explain each other: no owed words hide in them.
             said = (pending.time, self.now.time)
+            for record in self._records():
+                if record.ball == pending.ball:
+                    record.could_be.extend(b for b in self._could_be() if b not in record.could_be)
             self.hearings = [
                 replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.hearings
             ]

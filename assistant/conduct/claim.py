@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..messages import ClaimOpened, ClaimRecord, ClaimResolved, Doubt, GamePlan, GameType, Role
-from .core import MAY_BE_THE_NUMBER, SAID_AGAIN, ConductCore
+from .core import MAY_BE_THE_NUMBER, ROOM_FOR_A_CALL, ROOM_FOR_THE_NUMBER, SAID_AGAIN, ConductCore
 from .state import Claim, Hearing, SideClaim
 
 
@@ -102,21 +102,29 @@ class Claiming(ConductCore):
             record.winning.append(ball)
         if ball not in claim.in_play and ball not in record.not_called:
             record.not_called.append(ball)
+            utterance = self.now.utterance
+            called_alike = [b for b in self._could_be() if b in claim.in_play]
             if self.now.unsure:
                 claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
+            elif called_alike and utterance is not None:
+                # heard sure, but as a sound-alike of a ball that was called ("n thirty one" with N 41 close behind)
+                claim.not_called_doubts.append(Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_A_CALL))
             else:
                 self.not_called_heard.append(ball)
             # A call on the board heard unsure may have been this number, misheard: no violation rests on its
             # absence. Its two sayings agreeing on a ball tell that the call was repeated (A(3)), not which ball it
             # was (espeak en-029's "N thirty one" heard "n forty one" twice, then the floor's N 31: session 19).
+            # Nor when a hearing of a call, sure or not, left room for this number (`CallRecord.could_be`): the same
+            # voice's confusion repeats, so a call heard sure may be a sound-alike of the number too.
             known = {d.time for d in claim.not_called_doubts}
             for call in self._records():
-                if not call.sure and call.ball in claim.in_play and call.time not in known:
-                    heard = next(
-                        (h.text for h in self.hearings if h.time == call.time and h.role is Role.CALLER),
-                        self.spoken(call.ball),
+                if call.ball not in claim.in_play or call.time in known:
+                    continue
+                why = MAY_BE_THE_NUMBER if not call.sure else ROOM_FOR_THE_NUMBER if ball in call.could_be else None
+                if why is not None:
+                    claim.not_called_doubts.append(
+                        Doubt(call.time, Role.CALLER, self._heard_at(call.time, call.ball), why)
                     )
-                    claim.not_called_doubts.append(Doubt(call.time, Role.CALLER, heard, MAY_BE_THE_NUMBER))
 
     def caller_call_during_claim(self) -> None:
         """B(1) no new ball, B(3) not the held ball, C the caller does not read the winning numbers."""
@@ -129,12 +137,16 @@ class Claiming(ConductCore):
             if ball not in claim.in_play and ball not in claim.uncalled_read:
                 claim.uncalled_read.append(ball)  # B(8): cover-all, the caller calls the numbers not called
             return
+        # a hearing that left room for a ball in play may be the caller confirming a winning number, misheard
+        utterance = self.now.utterance
+        alike = [b for b in self._could_be() if b in claim.in_play and b != self.board.held_ball]
+        doubts = [Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_A_CALL)] if alike and utterance else []
         if ball == claim.interrupted:
             claim.interrupted = None  # the second saying the bingo cut off
         elif ball == self.board.held_ball:
-            self.find("held-ball-called", ball=ball)
+            self.find("held-ball-called", ball=ball, doubts=doubts)
         elif ball not in claim.in_play:
-            self.find("call-during-claim", ball=ball)
+            self.find("call-during-claim", ball=ball, doubts=doubts)
         elif any(ball in r.winning for r in claim.records()):
             pass  # the caller confirms a number the floor announced (B(8))
         elif not claim.caller_read:

@@ -42,6 +42,11 @@ STATE_RESTS_ON = "the step the game was in rests on this hearing, heard unsure"
 MAY_HOLD = "the words owed may have been said here, heard unsure"
 SAID_AGAIN = "a bingo this soon after another may be the same claim said again"
 MAY_BE_THE_NUMBER = "a call heard unsure here may have been the number not called"
+ROOM_FOR_THE_NUMBER = "the hearing of a call here left room for the number not called"
+ROOM_FOR_A_CALL = "this hearing left room for a ball that was called: perhaps that ball, misheard"
+ROOM_FOR_THE_OTHER = "this hearing left room for the other ball: one ball, perhaps, heard two ways"
+ROOM_FOR_ANOTHER_BALL = "this hearing left room for a ball not called yet: perhaps that ball, misheard"
+ROOM_BEFORE = "the earlier hearing of the ball left room for a ball not called: perhaps it was that one"
 
 
 @dataclass(frozen=True)
@@ -367,7 +372,7 @@ class ConductCore:
 
     def _add_call(self, ball: Ball) -> CallRecord:
         assert self.game is not None
-        record = CallRecord(ball, self.now.time, sure=not self.now.unsure)
+        record = CallRecord(ball, self.now.time, sure=not self.now.unsure, could_be=list(self._could_be()))
         self.game.calls.append(record)
         self.board.called.append(ball)
         self.emit(CallMade(self.game.number, ball, self.now.time, self.now.heard))
@@ -385,8 +390,17 @@ class ConductCore:
 
     def _said_once(self, ball: Ball) -> None:
         """The call in hand is this ball, said once as just heard: its second saying is due (A(3))."""
-        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure)
+        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure, could_be=self._could_be())
         self._due("repeat", self.settings.repeat_window)
+
+    def _could_be(self) -> tuple[Ball, ...]:
+        """The other balls the hearing in hand left room for (`Utterance.could_be`: the recognizer's sound-alikes)."""
+        utterance = self.now.utterance
+        return utterance.could_be if utterance is not None else ()
+
+    def _heard_at(self, time: float, ball: Ball) -> str:
+        """The caller's words heard at this time (the ball's words when no hearing is kept)."""
+        return next((h.text for h in self.hearings if h.time == time and h.role is Role.CALLER), self.spoken(ball))
 
     def _heard_sure(self, ball: Ball) -> bool:
         """The ball is on the board by a sure hearing (not only by unsure ones, which may have been anything)."""

@@ -51,6 +51,8 @@ class Pending:
     heard: str
     unsure: bool
     prompted: bool = False
+    could_be: tuple[Ball, ...] = ()
+    """Other balls its hearing left room for (`Utterance.could_be`)."""
 
 
 @dataclass

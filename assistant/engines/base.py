@@ -44,6 +44,9 @@ class Heard:
     """Seconds from the end of speech (in stream time) to the result being available."""
     snr_db: float | None = None
     """How far the speech stood above the background (streamed utterances; None for a cut one)."""
+    could_be: tuple[int, ...] = ()
+    """A hearing of one call: the other balls (numbers) it left room for, heard as sound-alikes of the one written
+    ("n forty one" with N 31 close behind). The procedure keeps them with the call (B(8))."""
 
 
 def stirring(event: SpeechEvent) -> Heard:

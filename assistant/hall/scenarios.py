@@ -100,8 +100,9 @@ class SessionResult:
     cpu_seconds: float
     wall_seconds: float
     marked: bool = False
-    """The script marks hearings unsure (`caller?:`) or gives confidences: audio says them clearly, so the
-    script's findings are not what the audio should give (tests/scenarios/README.md); not scored."""
+    """The script marks hearings unsure (`caller?:`), gives confidences or sound-alikes (`(or N31)`): audio says
+    them clearly, so the script's findings are not what the audio should give (tests/scenarios/README.md); not
+    scored."""
     findings: list[str] = field(default_factory=list)
     heard: list[str] = field(default_factory=list)
 
@@ -166,7 +167,7 @@ def run_scenario(
         audio_seconds=recording.duration,
         cpu_seconds=time.process_time() - cpu,
         wall_seconds=time.perf_counter() - wall,
-        marked=any(isinstance(i, Utterance) and (i.uncertain or i.confidence < 1.0) for i in items),
+        marked=any(isinstance(i, Utterance) and (i.uncertain or i.confidence < 1.0 or i.could_be) for i in items),
         findings=[_describe(f) for f in found],
         heard=heard,
     )
