@@ -368,8 +368,13 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         doubts = session.procedure.plan_doubts
         if until is not None and games:  # a game may have ended while nobody listened
             doubts = (*doubts, Doubt(until, Role.CALLER, "", UNHEARD_END))
+        heard_until: dict[Role, float] = {}
         inputs = lockstep_inputs(
-            hall.start(gate, at), hall.recognizers, grammar, due=lambda: session.procedure.next_due
+            hall.start(gate, at),
+            hall.recognizers,
+            grammar,
+            due=lambda: session.procedure.next_due,
+            heard_until=heard_until,
         )
         heard: Iterator[Utterance | Tick] = (gate.doubt(i) if isinstance(i, Utterance) else i for i in inputs)
         if args.timings is not None:
@@ -380,9 +385,17 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             with suppress(KeyboardInterrupt):
                 session.run(program_games(heard, plans, begun=len(games), calls=sure_calls, doubts=doubts))
         finally:
+            stopped = hall.now()  # what the devices had given when the session was stopped
             inputs.close()  # the recognizers' threads end
             hall.close()  # and the devices stop
-        session.feed(SessionEnd(hall.now()))
+        end = hall.now()
+        for role, since in heard_until.items():
+            if stopped - since < UNHEARD_TAIL:
+                continue
+            # stopped while listening lagged behind the devices, or in the middle of speech: what the hall said
+            # after `since` was never heard, and anything may have been said in it (never a violation's absence)
+            session.feed(Utterance(since, end, role, "", confidence=0.0, uncertain=True))
+        session.feed(SessionEnd(end))
         run.finish(session, args.prompts_json)
         print(render_text(session.procedure.occasion))
         return 1 if session.has_findings() else 0
@@ -403,6 +416,12 @@ def _timed(items: Iterator[Utterance | Tick], now: Callable[[], float], out: Tex
 RESUME_GAP = 1.0
 """Seconds of stream time put between what the record of a killed `listen` holds and what `--resume` hears: the
 time it was down is not known, and it stands in the record as an unsure hearing of every channel."""
+UNHEARD_TAIL = 1.0
+"""Seconds of a channel's audio not yet heard when `listen` is stopped (listening behind the devices, or speech
+under way) from which that stretch stands in the record as an unsure hearing of the channel's role (a word under
+way moves it back to where the word began; a shorter tail is the devices' blocks in flight). Under load a
+stopped `listen` had not heard the caller's last 8 s ("are there any other bingos?", "this game is completed") and
+made two B(9) violations of their absence (session 20)."""
 
 
 class _Microphones:

@@ -307,10 +307,13 @@ def lockstep_inputs(
     recognizers: Sequence[Recognizer],
     grammar: Grammar,
     due: Callable[[], float | None] | None = None,
+    heard_until: dict[Role, float] | None = None,
 ) -> Generator[Utterance | Tick, None, None]:
     """As `lockstep_utterances`, and time passing while nobody speaks: when `due()` (the procedure's next
     deadline) has come on the stream clock and every channel has given out all it heard before it, a `Tick`.
-    Live, a prompt that is due ("Say it again") is said when it is due, not when the next words are heard."""
+    Live, a prompt that is due ("Say it again") is said when it is due, not when the next words are heard.
+    `heard_until`, when given, is kept at the stream time up to which each role's channel has given out all it
+    heard: a session stopped before the stream ends (Ctrl-C) knows what it never heard."""
     workers = [_ChannelWorker(r, role) for r, role in zip(recognizers, CHANNEL_ROLES, strict=False)]
 
     def drain() -> list[Utterance]:
@@ -329,6 +332,8 @@ def lockstep_inputs(
         for step in channel_chunks:
             for worker in workers:
                 worker.wait_ready()
+                if heard_until is not None:
+                    heard_until[worker.role] = worker.quiet_until()
             yield from drain()
             deadline = due() if due is not None else None
             if deadline is not None and workers:

@@ -12,7 +12,7 @@ from assistant.audio import AudioChunk, chunks
 from assistant.engines.base import Heard
 from assistant.grammar import Grammar
 from assistant.messages import Doubt, GamePlan, GameStart, GameType, Role, Severity, Utterance
-from assistant.pipeline import UNHEARD_END, heard_to_utterance, lockstep_utterances, program_games
+from assistant.pipeline import UNHEARD_END, heard_to_utterance, lockstep_inputs, lockstep_utterances, program_games
 from assistant.procedure import RulePack, check_inputs
 from assistant.script import parse_script
 
@@ -193,3 +193,29 @@ def test_a_resumed_occasion_carries_the_doubts_of_its_game_into_the_next(grammar
     said = [_caller(grammar, 60, "B seven"), _caller(grammar, 70, "this game is completed")]
     starts = [i for i in program_games(said, THREE_PLANS, begun=1, calls=2, doubts=(gap,)) if isinstance(i, GameStart)]
     assert [(s.time, s.plan, s.doubts) for s in starts] == [(71.5, THREE_PLANS[1], (gap,))]
+
+
+class _Speaking(_Failing):
+    """A recognizer (the port, for this one layer) in the middle of an utterance from its fourth chunk on."""
+
+    def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
+        for k, chunk in enumerate(chunks):
+            if k == 3:
+                self.pending_since = chunk.start
+        yield from ()
+
+
+def test_the_lock_step_keeps_the_time_up_to_which_each_channel_has_given_out_what_it_heard(grammar: Grammar) -> None:
+    """A `listen` stopped with Ctrl-C while listening lagged, or in the middle of speech, has not heard the end: the
+    channel's `heard_until` stops where it has given out all it heard (the utterance under way begins there)."""
+    silence = np.zeros(16000, dtype=np.int16)
+    steps = zip(chunks(silence, 0.1), chunks(silence, 0.1), strict=True)
+    heard_until: dict[Role, float] = {}
+    inputs = lockstep_inputs(steps, [_Speaking(None), _Failing(None)], grammar, heard_until=heard_until)
+    taken = [item for _, item in zip(range(1), inputs, strict=False)]
+    for _ in range(6):  # the stream goes on under nobody's words but the floor's one call
+        next(inputs, None)
+    inputs.close()
+    assert [u.text for u in taken if isinstance(u, Utterance)] == ["b seven"]
+    assert heard_until[Role.CALLER] == pytest.approx(0.3)  # the caller speaking since 0.3 s: unheard from there
+    assert heard_until[Role.FLOOR] >= 0.6  # the floor heard all it was given
