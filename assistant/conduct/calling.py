@@ -100,10 +100,7 @@ class Calling(ConductCore):
             for c in self._records()
             if c.ball == ball and any(b not in self.board.called for b in c.could_be)
         ]
-        utterance = self.now.utterance
-        if utterance is not None and any(b not in self.board.called for b in self._could_be()):
-            doubts.append(Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_ANOTHER_BALL))
-        return doubts
+        return doubts + self._room_in_hand(lambda b: b not in self.board.called, ROOM_FOR_ANOTHER_BALL)
 
     def _letter_misheard(self, correction: Correction, ball: Ball) -> bool:
         """An unsure hearing of a call naming no ball ("b fifty"), then this ball's number with its own letter
@@ -127,14 +124,9 @@ class Calling(ConductCore):
         self._cancel("repeat")
         self.pending = None
         if not pending.prompted:
-            alike = [
-                Doubt(at, Role.CALLER, heard, ROOM_FOR_THE_OTHER)
-                for at, heard, room, other in (
-                    (pending.time, pending.heard, pending.could_be, ball),
-                    (self.now.time, self.now.heard, self._could_be(), pending.ball),
-                )
-                if other in room
-            ]
+            alike = self._room_in_hand(lambda b: b == pending.ball, ROOM_FOR_THE_OTHER)
+            if ball in pending.could_be:
+                alike.insert(0, Doubt(pending.time, Role.CALLER, pending.heard, ROOM_FOR_THE_OTHER))
             if pending.unsure or self.now.unsure or alike:
                 # A mis-hearing, not a mis-call: keep the surer saying on the board. Two sure hearings of which one
                 # left room for the other's ball are one ball heard two ways, perhaps ("n forty one", N 31 close

@@ -102,13 +102,12 @@ class Claiming(ConductCore):
             record.winning.append(ball)
         if ball not in claim.in_play and ball not in record.not_called:
             record.not_called.append(ball)
-            utterance = self.now.utterance
-            called_alike = [b for b in self._could_be() if b in claim.in_play]
+            # heard sure, but as a sound-alike of a ball that was called ("n thirty one" with N 41 close behind)
+            called_alike = self._room_in_hand(lambda b: b in claim.in_play, ROOM_FOR_A_CALL)
             if self.now.unsure:
                 claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
-            elif called_alike and utterance is not None:
-                # heard sure, but as a sound-alike of a ball that was called ("n thirty one" with N 41 close behind)
-                claim.not_called_doubts.append(Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_A_CALL))
+            elif called_alike:
+                claim.not_called_doubts.extend(called_alike)
             else:
                 self.not_called_heard.append(ball)
             # A call on the board heard unsure may have been this number, misheard: no violation rests on its
@@ -138,9 +137,7 @@ class Claiming(ConductCore):
                 claim.uncalled_read.append(ball)  # B(8): cover-all, the caller calls the numbers not called
             return
         # a hearing that left room for a ball in play may be the caller confirming a winning number, misheard
-        utterance = self.now.utterance
-        alike = [b for b in self._could_be() if b in claim.in_play and b != self.board.held_ball]
-        doubts = [Doubt(self.now.time, utterance.role, self.now.heard, ROOM_FOR_A_CALL)] if alike and utterance else []
+        doubts = self._room_in_hand(lambda b: b in claim.in_play and b != self.board.held_ball, ROOM_FOR_A_CALL)
         if ball == claim.interrupted:
             claim.interrupted = None  # the second saying the bingo cut off
         elif ball == self.board.held_ball:

@@ -398,6 +398,13 @@ class ConductCore:
         utterance = self.now.utterance
         return utterance.could_be if utterance is not None else ()
 
+    def _room_in_hand(self, among: Callable[[Ball], bool], why: str) -> list[Doubt]:
+        """The hearing in hand as a doubt, for `why`, when it left room for a ball `among` accepts."""
+        in_hand = self.hearing_in_hand()
+        if in_hand is None or not any(among(b) for b in self._could_be()):
+            return []
+        return [Doubt(in_hand.time, in_hand.role, in_hand.text, why)]
+
     def _heard_at(self, time: float, ball: Ball) -> str:
         """The caller's words heard at this time (the ball's words when no hearing is kept)."""
         return next((h.text for h in self.hearings if h.time == time and h.role is Role.CALLER), self.spoken(ball))
