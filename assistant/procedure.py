@@ -98,7 +98,7 @@ class Procedure:
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
-            hearing = Hearing(time, item.role, item.text, unsure)
+            hearing = Hearing(time, item.role, item.text, unsure, unplaced=bool(item.unknown) or not item.meanings)
             conduct.hearings.append(hearing)
             untaken: list[Meaning] = []
             for meaning in item.meanings:

@@ -34,6 +34,10 @@ class FindingSpec:
     plan: bool = False
     """The finding rests on the game's plan (its type, ball count, cards sold, prize, last-ball status): it is
     uncertain while the game's place in the program is (`GameStart.doubts`)."""
+    any_words: bool = False
+    """The words owed may be said in any words (the rule quotes none and they name no ball: an announcement, an
+    approval, a card read, a ruling): speech of the owing role inside the window that the grammar could not place
+    may have been them, so the finding is then uncertain too."""
 
 
 @dataclass(frozen=True)
@@ -146,9 +150,13 @@ class RulePack:
                     str(f["message"]),
                     _owed(f.get("owed"), code),
                     _flag(f.get("plan", False), code, "plan"),
+                    _flag(f.get("any_words", False), code, "any_words"),
                 )
                 for code, f in data["findings"].items()
             }
+            loose = [code for code, f in findings.items() if f.any_words and not f.owed]
+            if loose:
+                raise ValueError(f"findings {loose}: any_words needs the role that owed the words (owed)")
             prompts = {
                 str(kind): PromptSpec(str(p["text"]), int(p.get("priority", 1)), p.get("clause"))
                 for kind, p in data["prompts"].items()

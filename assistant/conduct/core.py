@@ -40,6 +40,7 @@ INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
 RESTS_ON = "the finding rests on this hearing, heard unsure"
 STATE_RESTS_ON = "the step the game was in rests on this hearing, heard unsure"
 MAY_HOLD = "the words owed may have been said here, heard unsure"
+MAY_HOLD_UNPLACED = "the words owed may have been said here, in words the grammar could not place"
 SAID_AGAIN = "a bingo this soon after another may be the same claim said again"
 MAY_BE_THE_NUMBER = "a call heard unsure here may have been the number not called"
 ROOM_FOR_THE_NUMBER = "the hearing of a call here left room for the number not called"
@@ -238,11 +239,12 @@ class ConductCore:
         message = spec.message
         if spec.owed:
             start = since if since is not None else (self.game.start if self.game else 0.0)
-            hidden = self.heard_unsure(spec.owed, start)
+            hidden = self.heard_unsure(spec.owed, start, any_words=spec.any_words)
             if hidden is not None:
-                doubts.append(Doubt(hidden.time, hidden.role, hidden.text, MAY_HOLD))
+                why, where = (MAY_HOLD, "the unsure hearing") if hidden.unsure else (MAY_HOLD_UNPLACED, "words")
+                doubts.append(Doubt(hidden.time, hidden.role, hidden.text, why))
                 words = hidden.text.replace("{", "{{").replace("}", "}}")
-                message += f"; perhaps said in the unsure hearing at {clock(hidden.time)} ('{words}')"
+                message += f"; perhaps said in {where} at {clock(hidden.time)} ('{words}')"
         first: dict[tuple[float, str], Doubt] = {}
         for d in doubts:
             first.setdefault((d.time, d.heard), d)  # a hearing is named once, for the first reason found
@@ -265,13 +267,19 @@ class ConductCore:
             self.game.findings.append(finding)
         self.emit(finding)
 
-    def heard_unsure(self, roles: tuple[str, ...], since: float) -> Hearing | None:
-        """The latest hearing of one of these roles, at or after `since`, that was unsure. Whatever it was read
-        as, an unsure hearing may have been anything the role had to say.
+    def heard_unsure(self, roles: tuple[str, ...], since: float, any_words: bool = False) -> Hearing | None:
+        """The latest hearing of one of these roles that may hold words it owed since `since`: one heard unsure at
+        or after `since` (whatever it was read as, it may have been anything the role had to say), or, for words
+        that may be said in any words (`FindingSpec.any_words`), one heard after `since` in words the grammar could
+        not place, the hearing in hand aside (a hall's own words for an approval or an announcement are words said,
+        not silence).
 
         The window reaches back before `since` over the role's unsure hearings that come right before it, up to
         its last sure hearing: where a window opens is known only as well as the hearings around it (a call's
-        first saying heard unsure, then its second heard sure, leaves the first owed; the unsure one was it)."""
+        first saying heard unsure, then its second heard sure, leaves the first owed; the unsure one was it). The
+        hearing that opened the window is no such hearing, whatever words of it were left unplaced ("looks like
+        we lost power" opens the outage; it holds no approval)."""
+        in_hand = self.hearings[-1] if self.now.utterance is not None and self.hearings else None
         for hearing in reversed(self.hearings):
             if hearing.role.value not in roles:
                 continue
@@ -279,6 +287,8 @@ class ConductCore:
                 return hearing
             if hearing.time < since:
                 return None
+            if any_words and hearing.unplaced and hearing.time > since and hearing is not in_hand:
+                return hearing
         return None
 
     def prompt(self, kind: str, **fields: object) -> None:

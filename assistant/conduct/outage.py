@@ -21,7 +21,8 @@ class Outage(ConductCore):
         """F: a ball drawn by hand before the players approved."""
         if not self.outage_flagged:
             self.outage_flagged = True
-            self.find("manual-draw-without-approval")
+            since = self.outage.start if self.outage is not None else None  # the approval is owed from the outage
+            self.find("manual-draw-without-approval", since=since)
 
     def approve_manual_draw(self) -> None:
         """F: the approval is recorded (occasion outages)."""

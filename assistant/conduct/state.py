@@ -34,12 +34,16 @@ class Now:
 
 @dataclass(frozen=True)
 class Hearing:
-    """Something heard, by whom, and whether sure: owed words may hide in an unsure hearing."""
+    """Something heard, by whom, whether sure, and whether the grammar placed all of it: owed words may hide in an
+    unsure hearing, and in words the grammar could not place ("that's well over half the room, the players
+    approve")."""
 
     time: float
     role: Role
     text: str
     unsure: bool = True
+    unplaced: bool = False
+    """Words of it the grammar could not place, or nothing of it understood (`Utterance.unknown`, no meaning)."""
 
 
 @dataclass
