@@ -45,6 +45,12 @@ class PromptSpec:
     text: str
     priority: int
     clause: str | None
+    asks: str | None = None
+    """The prompt tells the caller something went wrong: said only when all it rests on was heard for sure;
+    otherwise the prompt named here (a question) is said instead."""
+    owed: tuple[str, ...] = ()
+    """It is said because words were not heard (a second saying, a call): unsure speech of these roles since the
+    words were owed may have been them, so it asks (`asks`)."""
 
 
 @dataclass(frozen=True)
@@ -158,9 +164,18 @@ class RulePack:
             if loose:
                 raise ValueError(f"findings {loose}: any_words needs the role that owed the words (owed)")
             prompts = {
-                str(kind): PromptSpec(str(p["text"]), int(p.get("priority", 1)), p.get("clause"))
+                str(kind): PromptSpec(
+                    str(p["text"]),
+                    int(p.get("priority", 1)),
+                    p.get("clause"),
+                    None if p.get("asks") is None else str(p["asks"]),
+                    _owed(p.get("owed"), kind),
+                )
                 for kind, p in data["prompts"].items()
             }
+            unasked = {kind: p.asks for kind, p in prompts.items() if p.asks is not None and p.asks not in prompts}
+            if unasked:
+                raise ValueError(f"prompts ask with prompts the pack does not have: {unasked}")
             clauses = tuple(
                 ClauseSpec(
                     clause=str(c["clause"]),

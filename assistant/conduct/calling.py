@@ -213,7 +213,8 @@ class Calling(ConductCore):
     def _expired_repeat(self) -> None:
         if self.pending is not None:
             self.pending.prompted = True
-            self.prompt("repeat-call", ball=self.spoken(self.pending.ball))
+            pending = self.pending
+            self.prompt("repeat-call", since=pending.time, unsure=pending.unsure, ball=self.spoken(pending.ball))
 
     def _settle_pending(self, closing: bool = False) -> None:
         """A(3): the call in hand was never said twice."""

@@ -216,7 +216,8 @@ class Claiming(ConductCore):
         self._resolve(False)
         if not self.won:
             self.held_next = True
-            self.prompt("call-held-ball", held=f": {self.spoken(held)}" if held else "")
+            said = [self.held_hearing] if self.held_hearing is not None else []
+            self.prompt("call-held-ball", rests_on=said, held=f": {self.spoken(held)}" if held else "")
 
     def _resolve(self, valid: bool) -> None:
         claim = self.claim
@@ -241,4 +242,7 @@ class Claiming(ConductCore):
         if self.not_called_heard:
             balls = ", ".join(self.spoken(b) for b in self.not_called_heard)
             self.not_called_heard = []
-            self.prompt("not-called", balls=balls)
+            claim = self.claim
+            doubts = claim.not_called_doubts if claim is not None else []
+            unsure = claim is not None and claim.not_called_unsure
+            self.prompt("not-called", unsure=unsure, doubts=doubts, balls=balls)

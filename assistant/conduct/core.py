@@ -220,36 +220,23 @@ class ConductCore:
         spec = self.rules.findings[code]
         if since is not None and not spec.owed:
             raise RuleError(f"finding {code!r} is made from an absence (since {since}) but names no role that owed it")
-        doubts = [*doubts, *(Doubt(h.time, h.role, h.text, RESTS_ON) for h in rests_on if h.unsure)]
-        in_hand = self.hearing_in_hand()
-        if unsure:
-            role = in_hand.role if in_hand is not None else Role(spec.owed[0]) if spec.owed else Role.CALLER
-            said = at if at is not None else since if since is not None else self.now.time
-            doubts.append(Doubt(said, role, self.now.heard if heard is None else heard, RESTS_ON))
-        if in_hand is not None and in_hand.unsure:
-            doubts.append(Doubt(in_hand.time, in_hand.role, in_hand.text, RESTS_ON))
-        if self.state_unsure and self.state_hearing is not None:
-            h = self.state_hearing
-            doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
-        if spec.plan:
-            doubts.extend(self.plan_doubts)
-        if self.dropped_claim is not None:
-            h = self.dropped_claim  # "no claim is being verified" rests on this bingo being none
-            doubts.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
+        found, hidden = self._evidence(
+            spec.owed,
+            spec.any_words,
+            spec.plan,
+            heard=heard,
+            unsure=unsure,
+            at=at,
+            since=since,
+            rests_on=rests_on,
+            doubts=doubts,
+        )
         message = spec.message
-        if spec.owed:
-            start = since if since is not None else (self.game.start if self.game else 0.0)
-            hidden = self.heard_unsure(spec.owed, start, any_words=spec.any_words)
-            if hidden is not None:
-                why, where = (MAY_HOLD, "the unsure hearing") if hidden.unsure else (MAY_HOLD_UNPLACED, "words")
-                doubts.append(Doubt(hidden.time, hidden.role, hidden.text, why))
-                words = hidden.text.replace("{", "{{").replace("}", "}}")
-                message += f"; perhaps said in {where} at {clock(hidden.time)} ('{words}')"
-        first: dict[tuple[float, str], Doubt] = {}
-        for d in doubts:
-            first.setdefault((d.time, d.heard), d)  # a hearing is named once, for the first reason found
-        doubts = list(first.values())
-        uncertain = bool(doubts) or self.state_unsure or spec.severity is Severity.UNCERTAIN
+        if hidden is not None:
+            where = "the unsure hearing" if hidden.unsure else "words"
+            words = hidden.text.replace("{", "{{").replace("}", "}}")
+            message += f"; perhaps said in {where} at {clock(hidden.time)} ('{words}')"
+        uncertain = bool(found) or self.state_unsure or spec.severity is Severity.UNCERTAIN
         heard = self.now.heard if heard is None else heard
         finding = Finding(
             clause=spec.clause,
@@ -259,13 +246,57 @@ class ConductCore:
             heard=heard,
             message=message.format_map(_Fields(heard=heard, **fields)),
             game=self.game.number if self.game else None,
-            doubts=tuple(doubts),
+            doubts=tuple(found),
         )
         if self.game is None or spec.clause.startswith("E(2)"):
             self.occasion.findings.append(finding)
         else:
             self.game.findings.append(finding)
         self.emit(finding)
+
+    def _evidence(
+        self,
+        owed: tuple[str, ...],
+        any_words: bool,
+        plan: bool,
+        *,
+        heard: str | None = None,
+        unsure: bool = False,
+        at: float | None = None,
+        since: float | None = None,
+        rests_on: Sequence[Hearing] = (),
+        doubts: Sequence[Doubt] = (),
+    ) -> tuple[list[Doubt], Hearing | None]:
+        """What a finding or an accusing prompt rests on that was not heard for sure (`find`): its doubts, each
+        hearing named once, and the hearing where the owed words may hide (`heard_unsure`), if any."""
+        found = [*doubts, *(Doubt(h.time, h.role, h.text, RESTS_ON) for h in rests_on if h.unsure)]
+        in_hand = self.hearing_in_hand()
+        if unsure:
+            role = in_hand.role if in_hand is not None else Role(owed[0]) if owed else Role.CALLER
+            said = at if at is not None else since if since is not None else self.now.time
+            found.append(Doubt(said, role, self.now.heard if heard is None else heard, RESTS_ON))
+        if in_hand is not None and in_hand.unsure:
+            found.append(Doubt(in_hand.time, in_hand.role, in_hand.text, RESTS_ON))
+        if self.state_unsure and self.state_hearing is not None:
+            h = self.state_hearing
+            found.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
+        if plan:
+            found.extend(self.plan_doubts)
+        if self.dropped_claim is not None:
+            h = self.dropped_claim  # "no claim is being verified" rests on this bingo being none
+            found.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
+        hidden = None
+        if owed:
+            start = since if since is not None else (self.game.start if self.game else 0.0)
+            hidden = self.heard_unsure(owed, start, any_words=any_words)
+            if hidden is not None:
+                found.append(
+                    Doubt(hidden.time, hidden.role, hidden.text, MAY_HOLD if hidden.unsure else MAY_HOLD_UNPLACED)
+                )
+        first: dict[tuple[float, str], Doubt] = {}
+        for d in found:
+            first.setdefault((d.time, d.heard), d)  # a hearing is named once, for the first reason found
+        return list(first.values()), hidden
 
     def heard_unsure(self, roles: tuple[str, ...], since: float, any_words: bool = False) -> Hearing | None:
         """The latest hearing of one of these roles that may hold words it owed since `since`: one heard unsure at
@@ -291,8 +322,36 @@ class ConductCore:
                 return hearing
         return None
 
-    def prompt(self, kind: str, **fields: object) -> None:
+    def prompt(
+        self,
+        kind: str,
+        *,
+        since: float | None = None,
+        unsure: bool = False,
+        rests_on: Sequence[Hearing] = (),
+        doubts: Sequence[Doubt] = (),
+        **fields: object,
+    ) -> None:
+        """Tell the caller. A prompt that tells the caller something went wrong (`asks` in the rule pack: not
+        called, say it again, the error sentence, the held ball, the board differs) rests on the same evidence as
+        a finding (`_evidence`: the hearings it rests on, unsure speech or a gap of the role that owed the words
+        since `since`, the claim or the plan in doubt): with any doubt it asks instead of asserting."""
         spec = self.rules.prompts[kind]
+        if spec.asks is not None:
+            heard = fields.get("heard")
+            found, _ = self._evidence(
+                spec.owed,
+                False,
+                False,
+                heard=None if heard is None else str(heard),
+                unsure=unsure,
+                since=since,
+                rests_on=rests_on,
+                doubts=doubts,
+            )
+            if found or self.state_unsure:
+                kind, spec = spec.asks, self.rules.prompts[spec.asks]
+        fields.setdefault("heard", self.now.heard)
         text = spec.text.format_map(_Fields(fields))
         self.emit(Prompt(time=self.now.time, text=text, kind=kind, priority=spec.priority, clause=spec.clause))
 

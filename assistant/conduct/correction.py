@@ -192,4 +192,4 @@ class Correcting(ConductCore):
             record.keyed = True
             return
         self.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed)
-        self.prompt("board-differs", keyed=self.spoken(keyed))
+        self.prompt("board-differs", unsure=unsure, heard=heard, keyed=self.spoken(keyed), called=heard)

@@ -1,0 +1,112 @@
+"""Prompts under the rule of evidence, through `check --prompts-json`: a prompt that tells the caller something
+went wrong is said only when all it rests on was heard for sure; otherwise it asks. Speech the grammar could not
+place is speech: an absence said in any words is not a violation while such words stand in its window."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.settings import ROOT
+
+OPENING = """@game type=regular last_ball_required=no
+0:00 caller: last ball called is not required
+0:06 caller: B seven
+"""
+
+
+def check(tmp_path: Path, script: str, *flags: str) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, str]]]:
+    session = tmp_path / "session.txt"
+    session.write_text(script, encoding="utf-8")
+    prompts = tmp_path / "prompts.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "assistant", "check", str(session), "--prompts-json", str(prompts), *flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return result, [(row["kind"], row["text"]) for row in json.loads(prompts.read_text(encoding="utf-8"))]
+
+
+CLAIM = """0:09 caller: B seven
+{between}
+0:30 caller: I twenty two
+0:33 caller: I twenty two
+0:40 player: bingo
+0:44 floor: manufacturer one four two serial number five five one two
+0:50 floor: B seven I twenty two O sixty four
+"""
+
+
+@pytest.mark.parametrize(
+    ("between", "said"),
+    [
+        ("0:18 caller: good luck everyone", ("not-called", "Not called: O sixty four")),
+        ("0:18 caller?: oh sixty", ("not-called-check", "Did you call O sixty four? Check the board")),
+    ],
+    ids=["all-heard-sure", "caller-heard-unsure"],
+)
+def test_a_winning_number_not_on_the_board_is_asserted_only_when_no_unsure_call_could_be_it(
+    tmp_path: Path, between: str, said: tuple[str, str]
+) -> None:
+    _, prompts = check(tmp_path, OPENING + CLAIM.format(between=between))
+    assert said in prompts
+    assert {kind for kind, _ in prompts} & {"not-called", "not-called-check"} == {said[0]}
+
+
+@pytest.mark.parametrize(
+    ("second", "said"),
+    [
+        ("0:09 caller: good luck everyone", ("repeat-call", "Say it again: B seven")),
+        ("0:09 caller?: b", ("repeat-call-check", "Did you say B seven twice?")),
+    ],
+    ids=["nothing-unsure", "unsure-speech-after-the-call"],
+)
+def test_say_it_again_is_asked_when_unsure_speech_may_have_been_the_second_saying(
+    tmp_path: Path, second: str, said: tuple[str, str]
+) -> None:
+    _, prompts = check(tmp_path, OPENING + second + "\n0:30 caller: I twenty two\n0:33 caller: I twenty two\n")
+    assert prompts[0] == said
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        ("0:06 caller: B seven", ("board-differs", "Board shows B nine")),
+        ("0:06 caller?: B seven", ("board-differs-check", "Board shows B nine. Did you call B seven?")),
+    ],
+    ids=["heard-sure", "heard-unsure"],
+)
+def test_the_board_differs_is_asserted_only_on_a_call_heard_sure(
+    tmp_path: Path, call: str, said: tuple[str, str]
+) -> None:
+    script = (
+        "@game type=regular last_ball_required=no\n0:00 caller: last ball called is not required\n"
+        f"0:05 board: B9\n{call}\n0:09 caller: B seven\n"
+    )
+    _, prompts = check(tmp_path, script)
+    assert said in prompts
+
+
+def test_an_approval_in_the_hall_s_own_words_leaves_the_manual_draw_for_review(tmp_path: Path) -> None:
+    script = (
+        OPENING
+        + "0:09 caller: B seven\n0:18 caller: looks like we lost power\n"
+        + "0:22 caller: {approval}\n0:26 caller: I twenty two\n0:29 caller: I twenty two\n"
+        + "0:54 caller: this game is completed\n"
+    )
+    heard, _ = check(tmp_path, script.format(approval="that is well over half the room, the players approve"), "--json")
+    (finding,) = [f for g in json.loads(heard.stdout)["games"] for f in g["findings"] if f["clause"] == "F"]
+    assert finding["severity"] == "uncertain"
+    assert [d["heard"] for d in finding["doubts"]] == ["that is well over half the room, the players approve"]
+    assert heard.returncode == 0
+    silent, _ = check(tmp_path, script.replace("0:22 caller: {approval}\n", ""), "--json")
+    (finding,) = [f for g in json.loads(silent.stdout)["games"] for f in g["findings"] if f["clause"] == "F"]
+    assert finding["severity"] == "violation"
+    assert silent.returncode == 1
