@@ -110,3 +110,23 @@ def test_an_approval_in_the_hall_s_own_words_leaves_the_manual_draw_for_review(t
     (finding,) = [f for g in json.loads(silent.stdout)["games"] for f in g["findings"] if f["clause"] == "F"]
     assert finding["severity"] == "violation"
     assert silent.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("later", "board"),
+    [
+        ("0:30 caller: I twenty two\n0:33 caller: I twenty two", ["B7", "I22", "N33"]),
+        ("0:30 caller: O sixty four\n0:33 caller: O sixty four", ["B7", "I20", "O64", "N33"]),
+    ],
+    ids=["contradicted-after-the-prompt", "the-next-ball-of-another-column"],
+)
+def test_a_sure_saying_replaces_an_unsure_call_it_contradicts_even_after_say_it_again(
+    tmp_path: Path, later: str, board: list[str]
+) -> None:
+    script = OPENING + f"0:09 caller: B seven\n0:18 caller?: I twenty\n{later}\n0:40 caller: N thirty three\n"
+    script += "0:43 caller: N thirty three\n"
+    result, prompts = check(tmp_path, script, "--json")
+    assert ("repeat-call-check", "Did you say I twenty twice?") in prompts
+    (game,) = json.loads(result.stdout)["games"]
+    assert [c["ball"] for c in game["calls"] if not c.get("withdrawn")] == board
+    assert all(f["severity"] == "uncertain" for f in game["findings"])

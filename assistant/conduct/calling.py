@@ -120,10 +120,13 @@ class Calling(ConductCore):
 
         A(3) asks for each call twice: a different call means the one in hand was said once, whenever it comes.
         Two exceptions keep the doubt open instead: either saying was heard unsure (a mis-hearing, not the
-        caller's), or the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
+        caller's: a sure hearing replaces an unsure one on the board, within the repeat window or after it), or
+        the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
         self._cancel("repeat")
         self.pending = None
-        if not pending.prompted:
+        if not pending.prompted or (pending.unsure and not self.now.unsure and _may_be_one_saying(pending, ball)):
+            # an unsure hearing gives way to the sure one that contradicts it, even after "say it again": a call
+            # cut by a dropout ("I twenty", unsure) stays no ball of the board once "I twenty two" is heard sure
             alike = self._room_in_hand(lambda b: b == pending.ball, ROOM_FOR_THE_OTHER)
             if ball in pending.could_be:
                 alike.insert(0, Doubt(pending.time, Role.CALLER, pending.heard, ROOM_FOR_THE_OTHER))
@@ -225,3 +228,10 @@ class Calling(ConductCore):
         self._cancel("repeat")
         if pending.prompted or closing:
             self._not_repeated(pending)
+
+
+def _may_be_one_saying(pending: Pending, ball: Ball) -> bool:
+    """The call in hand, heard unsure, may have been a saying of this ball: the same letter or number, or a ball its
+    hearing left room for. A ball of another column and number after the window is the next ball, not a repeat."""
+    said = pending.ball
+    return said.letter == ball.letter or said.number == ball.number or ball in pending.could_be
