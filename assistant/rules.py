@@ -46,8 +46,12 @@ class PromptSpec:
     priority: int
     clause: str | None
     asks: str | None = None
-    """The prompt tells the caller something went wrong: said only when all it rests on was heard for sure;
-    otherwise the prompt named here (a question) is said instead."""
+    """Said only when all it rests on was heard for sure; otherwise the prompt named here (a question) is said
+    instead."""
+    wrong: bool = False
+    """It tells the caller something went wrong (not called, say it again, the error sentence, was that a bingo,
+    the held ball): one said where the transcript gives none is the worst prompt (the scenario benchmark counts
+    them)."""
     owed: tuple[str, ...] = ()
     """It is said because words were not heard (a second saying, a call): unsure speech of these roles since the
     words were owed may have been them, so it asks (`asks`)."""
@@ -168,8 +172,9 @@ class RulePack:
                     str(p["text"]),
                     int(p.get("priority", 1)),
                     p.get("clause"),
-                    None if p.get("asks") is None else str(p["asks"]),
-                    _owed(p.get("owed"), kind),
+                    asks=None if p.get("asks") is None else str(p["asks"]),
+                    wrong=_flag(p.get("wrong", False), kind, "wrong"),
+                    owed=_owed(p.get("owed"), kind),
                 )
                 for kind, p in data["prompts"].items()
             }

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..audio import AudioChunk, Recording
 from ..engines.base import Recognizer
 from ..grammar import Grammar
-from ..messages import BoardKey, GamePlan, Input, OccasionRecord, SessionEnd, end_of
+from ..messages import BoardKey, GamePlan, Input, OccasionRecord, Output, Prompt, SessionEnd, end_of
 from ..pipeline import (
     CHANNEL_ROLES,
     Session,
@@ -38,6 +38,8 @@ class AudioCheck:
 
     occasion: OccasionRecord
     inputs: list[Input]
+    prompts: list[Prompt]
+    """What the caller was told, in order."""
 
 
 def _run(
@@ -46,12 +48,21 @@ def _run(
     recognizers: Sequence[Recognizer],
     inputs: Iterable[Input],
 ) -> AudioCheck:
-    session = Session.create(settings, grammar, [])
+    prompts: list[Prompt] = []
+    session = Session.create(settings, grammar, [_prompts_into(prompts)])
     session.sinks.append(step_follower(recognizers, grammar))
     fed: list[Input] = []
     session.on_input.append(fed.append)
     session.run(inputs)
-    return AudioCheck(session.procedure.occasion, fed)
+    return AudioCheck(session.procedure.occasion, fed, prompts)
+
+
+def _prompts_into(prompts: list[Prompt]) -> Callable[[Output], None]:
+    def keep(item: Output) -> None:
+        if isinstance(item, Prompt):
+            prompts.append(item)
+
+    return keep
 
 
 def check_recording(
@@ -100,12 +111,15 @@ def check_chunks(
     )
 
 
-def check_script(items: Sequence[Input], settings: Settings, grammar: Grammar) -> OccasionRecord:
-    """`check SCRIPT.txt`: the script's inputs through the same session; it ends after its last input."""
+def check_script(
+    items: Sequence[Input], settings: Settings, grammar: Grammar, prompts: list[Prompt] | None = None
+) -> OccasionRecord:
+    """`check SCRIPT.txt`: the script's inputs through the same session; it ends after its last input. `prompts`,
+    when given, gets what the caller was told."""
     feed = list(items)
     if not feed or not isinstance(feed[-1], SessionEnd):
         last = max((end_of(i) for i in feed), default=0.0)
         feed.append(SessionEnd(last))
-    session = Session.create(settings, grammar, [])
+    session = Session.create(settings, grammar, [] if prompts is None else [_prompts_into(prompts)])
     session.run(feed)
     return session.procedure.occasion

@@ -24,7 +24,8 @@ from ..bench.accuracy import engine_options
 from ..bench.real import real_crowd
 from ..engines.base import Recognizer
 from ..grammar import Grammar
-from ..messages import Finding, GamePlan, Input, OccasionRecord, Severity, Utterance
+from ..messages import Finding, GamePlan, Input, OccasionRecord, Prompt, Severity, Utterance
+from ..rules import RulePack
 from ..script import parse_plan, read_script
 from ..settings import ROOT, Settings, load_settings, override
 from .check import check_recording, check_script, make_recognizers
@@ -105,6 +106,11 @@ class SessionResult:
     scored."""
     findings: list[str] = field(default_factory=list)
     heard: list[str] = field(default_factory=list)
+    false_prompts: Counter[str] = field(default_factory=Counter)
+    """Prompts by kind the audio's run said beyond those the script's run said."""
+    false_wrong: int = 0
+    """Of them, prompts that tell the caller something went wrong (`PromptSpec.wrong`): "Not called", "Say it
+    again", "Was that a bingo?"..."""
 
     @property
     def exact(self) -> bool:
@@ -138,7 +144,8 @@ def run_scenario(
 ) -> SessionResult:
     """Render, mix, check from audio and from the script, and compare."""
     items: list[Input] = read_script(path, grammar)
-    expected: OccasionRecord = check_script(items, settings, grammar)
+    told: list[Prompt] = []
+    expected: OccasionRecord = check_script(items, settings, grammar, told)
     wall, cpu = time.perf_counter(), time.process_time()
     rendering = render(items, condition.voices, seed=seed)
     crowd = None
@@ -156,6 +163,8 @@ def run_scenario(
         for i in result.inputs
         if isinstance(i, Utterance)
     ]
+    beyond = Counter(p.kind for p in result.prompts) - Counter(p.kind for p in told)
+    wrong = {kind for kind, spec in RulePack.load(settings.procedure.rules).prompts.items() if spec.wrong}
     return SessionResult(
         scenario=path.stem,
         condition=condition.name,
@@ -170,6 +179,8 @@ def run_scenario(
         marked=any(isinstance(i, Utterance) and (i.uncertain or i.confidence < 1.0 or i.could_be) for i in items),
         findings=[_describe(f) for f in found],
         heard=heard,
+        false_prompts=beyond,
+        false_wrong=sum(n for kind, n in beyond.items() if kind in wrong),
     )
 
 
@@ -210,6 +221,8 @@ class Row:
         false = sum(x.false for x in r)
         warn_exact = sum(x.got_warnings == x.want_warnings for x in r)
         uncertain = sum(x.uncertain for x in r)
+        beyond: Counter[str] = sum((x.false_prompts for x in self.results), Counter())
+        kinds = ", ".join(f"{kind} {n}" for kind, n in beyond.most_common())
         audio = sum(x.audio_seconds for x in self.results)
         cpu = sum(x.cpu_seconds for x in self.results)
         marked = [x for x in self.results if x.marked]
@@ -220,6 +233,7 @@ class Row:
             str(false),
             f"{warn_exact}/{len(r)}",
             str(uncertain),
+            f"{sum(x.false_wrong for x in self.results)} / {sum(beyond.values())}" + (f" ({kinds})" if kinds else ""),
             f"{len(marked)} ({sum(x.false for x in marked)} extra)",
             f"{audio / 60:.1f}",
             f"{cpu / max(audio, 1e-9):.3f}",
@@ -233,6 +247,7 @@ HEADER = [
     "false violations",
     "warnings exact",
     "uncertain findings",
+    "false prompts: wrong / all (by kind)",
     "marked, not scored",
     "audio min",
     "CPU RTF",
@@ -267,8 +282,9 @@ def benchmark(
                 file=sys.stderr,
                 flush=True,
             )
-            if details and not result.exact:
-                for line in [*result.findings, "  heard:", *result.heard]:
+            if details and (not result.exact or result.false_wrong):
+                said = [f"  prompts beyond the script's: {dict(result.false_prompts)}"] if result.false_prompts else []
+                for line in [*result.findings, *said, "  heard:", *result.heard]:
                     print("      " + line, file=sys.stderr)
             if done % len(scenarios) == 0:  # a condition is complete: its row now
                 row = Row(result.condition, [r for r in results if r.condition == result.condition])
