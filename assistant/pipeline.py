@@ -117,6 +117,8 @@ class Session:
                 repeat_window=settings.procedure.repeat_window,
                 answer_window=settings.procedure.answer_window,
                 claim_echo=settings.procedure.claim_echo,
+                claim_wait=settings.procedure.claim_wait,
+                claim_ask_floor=settings.procedure.claim_ask_floor,
                 prize_cap=settings.procedure.prize_cap,
                 min_confidence=settings.procedure.min_confidence,
             ),

@@ -45,6 +45,10 @@ class ProcedureConfig:
     """Seconds for a due announcement or answer."""
     claim_echo: float = 1.5
     """Seconds within which a player's second bingo may be the first said again: the card it owes is uncertain."""
+    claim_wait: float = 4.0
+    """Seconds a bingo heard unsure waits before "Was that a bingo?"; a sure hearing in them answers it."""
+    claim_ask_floor: float = 0.2
+    """A bingo heard with less confidence is kept for review, not asked about ("Was that a bingo?")."""
     prize_cap: float = 2500.0
     """Aggregate prizes of an occasion (E(2)(f))."""
     min_confidence: float = 0.5

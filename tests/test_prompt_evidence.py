@@ -130,3 +130,20 @@ def test_a_sure_saying_replaces_an_unsure_call_it_contradicts_even_after_say_it_
     (game,) = json.loads(result.stdout)["games"]
     assert [c["ball"] for c in game["calls"] if not c.get("withdrawn")] == board
     assert all(f["severity"] == "uncertain" for f in game["findings"])
+
+
+@pytest.mark.parametrize(
+    ("after", "asked"),
+    [
+        ("0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two", False),
+        ("0:08 player?: bingo\n0:20 floor: manufacturer one four two serial number five five one two", True),
+        ("0:08 player(0.02): bingo\n0:20 floor: manufacturer one four two serial number five five one two", False),
+    ],
+    ids=["the-caller-calls-on", "nothing-sure-follows", "hardly-a-bingo"],
+)
+def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(tmp_path: Path, after: str, asked: bool) -> None:
+    result, prompts = check(tmp_path, OPENING + after + "\n", "--json")
+    times = [p["time"] for p in json.loads((tmp_path / "prompts.json").read_text()) if p["kind"] == "bingo-unsure"]
+    assert times == ([12.0] if asked else []), prompts
+    findings = [f for g in json.loads(result.stdout)["games"] for f in g["findings"] if f["code"] == "bingo-unsure"]
+    assert [f["severity"] for f in findings] == ["uncertain"], "the unsure bingo is kept for review either way"

@@ -37,7 +37,9 @@ class Claiming(ConductCore):
         self.emit(ClaimOpened(self.game.number, self.now.time, held))
         if self.now.unsure:
             self.find("bingo-unsure")
-            self.prompt("bingo-unsure")
+            utterance = self.now.utterance
+            if utterance is None or utterance.confidence >= self.settings.claim_ask_floor:
+                self._due("bingo-unsure", self.settings.claim_wait)  # asked only if nothing sure settles it first
         else:
             self.prompt("read-card")
 
@@ -51,6 +53,18 @@ class Claiming(ConductCore):
         self.claim = None
         self.state_unsure = False
         self.dropped_claim = self.state_hearing
+        self._cancel("bingo-unsure")
+
+    def _expired_bingo_unsure(self) -> None:
+        """B(1): a bingo heard unsure, and nothing heard for sure since (the caller calling on, the floor reading a
+        card, the bingo said again): ask. A question at once would stop a caller whose call was misheard as a bingo
+        and who is about to say it the second time."""
+        if self.claim is None or not self.state_unsure:
+            return
+        since = self.claim.record.time
+        if any(h.time > since and not h.unsure for h in self.hearings):
+            return
+        self.prompt("bingo-unsure")
 
     def add_claim(self) -> None:
         """B(1), B(7): another bingo while a claim is verified is another claim, with its own card to read."""
@@ -69,6 +83,7 @@ class Claiming(ConductCore):
             # the first bingo was heard unsure, this one sure: the game is stopped for sure now (B(1))
             self.state_unsure = False
             self.state_hearing = None
+            self._cancel("bingo-unsure")
             self.prompt("read-card")
 
     def note_card(self) -> None:

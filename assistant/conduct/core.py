@@ -59,6 +59,13 @@ class ProcedureSettings:
     claim_echo: float = 1.5
     """Seconds within which a player's second bingo may be the first said again ("Bingo! Bingo!"): the card it
     would owe (B(7)) is then uncertain, for review."""
+    claim_wait: float = 4.0
+    """Seconds a bingo heard unsure waits before "Was that a bingo?": a sure hearing in them (the caller's call said
+    the second time, the floor reading the card) answers it."""
+    claim_ask_floor: float = 0.2
+    """A bingo heard with less confidence than this is more likely not a bingo: it is kept for review (B(1),
+    uncertain) and the game followed as before, without asking the caller "Was that a bingo?" (the crowd's
+    murmur after "are there any other bingos?" read as "bingo" at 0.02)."""
     prize_cap: float = 2500.0
     """Aggregate prizes offered or given in one occasion (E(2)(f))."""
     min_confidence: float = 0.5
