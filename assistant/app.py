@@ -636,10 +636,15 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 items = _script_inputs(args.session, grammar)
             started = time.monotonic()
+            due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
             for item in items:
                 if args.realtime:
-                    at = time_of(item)
-                    time.sleep(max(0.0, at - (time.monotonic() - started)))
+                    for tick in _due_before(item, due):  # a prompt is said when due, as `listen` says it
+                        time.sleep(max(0.0, tick.time - (time.monotonic() - started)))
+                        if stopping.is_set():
+                            return
+                        hub.feed(tick)
+                    time.sleep(max(0.0, time_of(item) - (time.monotonic() - started)))
                 if stopping.is_set():
                     return
                 hub.feed(item)
@@ -724,6 +729,17 @@ def users(args: argparse.Namespace, settings: Settings) -> int:
         store.add_user(args.name, args.role, hash_password(password))
     print(f"user {args.name} added: {args.role}")
     return 0
+
+
+def _due_before(item: Input, due: Callable[[], float | None]) -> Iterator[Tick]:
+    """Time passing before `item` in a session played in real time: a `Tick` at each deadline of the procedure
+    (`due()`, asked again after each tick is fed) that comes before the item's speech begins, as the lock-step
+    gives them live. A deadline inside the item's speech waits for it: the words may be what was owed."""
+    begins = item.start if isinstance(item, Utterance) else time_of(item)
+    last = None
+    while (deadline := due()) is not None and deadline < begins and deadline != last:
+        last = deadline
+        yield Tick(deadline)
 
 
 def _live_inputs(

@@ -5,8 +5,13 @@ place is speech: an absence said in any words is not a violation while such word
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import sqlite3
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -147,3 +152,26 @@ def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(tmp_path: 
     assert times == ([12.0] if asked else []), prompts
     findings = [f for g in json.loads(result.stdout)["games"] for f in g["findings"] if f["code"] == "bingo-unsure"]
     assert [f["severity"] for f in findings] == ["uncertain"], "the unsure bingo is kept for review either way"
+
+
+def test_serve_realtime_says_a_prompt_when_it_is_due_not_when_the_next_words_come(tmp_path: Path) -> None:
+    session, db = tmp_path / "late.txt", tmp_path / "late.db"
+    session.write_text(OPENING.replace("0:06", "0:01") + "0:13 caller: B seven\n", encoding="utf-8")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "assistant", "serve", "--session", session, "--realtime", "--db", db]
+    with (tmp_path / "serve.log").open("wb") as log:
+        process = subprocess.Popen([*map(str, command), "--port", str(port)], cwd=ROOT, stdout=log, stderr=log)
+    try:
+        deadline, rows = time.monotonic() + 90, []
+        while time.monotonic() < deadline and not any(r[1] == "Utterance" and '"start":13.0' in r[2] for r in rows):
+            time.sleep(0.5)
+            with suppress(sqlite3.OperationalError), sqlite3.connect(db) as record:  # until the record is made
+                rows = record.execute("SELECT kind, type, payload, seq FROM events ORDER BY id").fetchall()
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+    inputs = {seq: kind for k, kind, _, seq in rows if k == "input"}
+    (cause,) = [inputs[seq] for k, kind, payload, seq in rows if kind == "Prompt" and "repeat-call" in payload]
+    assert cause == "Tick", "said at its deadline (11 s), not when the late second saying came (13 s)"
