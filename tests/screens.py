@@ -19,6 +19,18 @@ SCREENS = {"1920x1080": (1920, 1080), "1024x768": (1024, 768), "768x1024": (768,
 AA = 4.5
 """WCAG 2 AA contrast for text (1.4.3), asked here of all text, large or not."""
 DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
+DOCUMENTED = frozenset(
+    {
+        *(f"flashboard-{state}-1024x768.png" for state in ("calling", "checking", "not-valid", "valid", "completed")),
+        "flashboard-calling-1920x1080.png",
+        "flashboard-checking-768x1024.png",
+        "master-board-completed-1024x768.png",
+        "master-board-checking-768x1024.png",
+        "console.png",
+        "flashboard.png",
+    }
+)
+"""The screenshots the docs show (docs/screenshots), out of every state at every size the tests take."""
 SLACK = 0.5
 """Pixels of rounding allowed where a box's edge is compared."""
 
@@ -202,12 +214,13 @@ def _hex(rgb: list[float]) -> str:
 
 def screenshot(page: Any, folder: Path, name: str, *, full_page: bool = False) -> Path:
     """A screenshot of the screen as it is now (`full_page`: the whole page), into `folder`; copied into
-    docs/screenshots when BINGO_SCREENSHOTS is set (the docs' pictures are made by the tests, on demand, so a test
-    run leaves the tree as it was)."""
+    docs/screenshots with BINGO_SCREENSHOTS=1 when the docs show it (DOCUMENTED), with BINGO_SCREENSHOTS=all
+    whatever it is. The docs' pictures are made by the tests on demand, so a test run leaves the tree as it was."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     page.screenshot(path=str(path), full_page=full_page)
-    if os.environ.get("BINGO_SCREENSHOTS"):
+    wanted = os.environ.get("BINGO_SCREENSHOTS", "")
+    if wanted == "all" or (wanted and name in DOCUMENTED):
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_SCREENSHOTS / name)
     return path

@@ -35,6 +35,7 @@ GAME = """\
 6 caller: B seven
 12 caller: I twenty two
 14 caller: I twenty two
+16 caller: the kitchen is open
 18 caller: N thirty three
 20 caller: N thirty three
 24 caller: G fifty
@@ -44,7 +45,8 @@ GAME = """\
 32 caller: O seventy one
 """
 """A game with findings of each weight: B seven said once (A(3) violation) with I twenty two called before its
-repeat (A(2) warning) at 0:12, and O72 keyed while the caller calls O71 (A(5) violation) at 0:30."""
+repeat (A(2) warning) at 0:12, words the grammar cannot place (for review) at 0:16, and O72 keyed while the
+caller calls O71 (A(5) violation) at 0:30."""
 
 STATES = [
     ("calling", GAME, "calling", "Calling"),
@@ -243,9 +245,10 @@ def test_findings_are_listed_by_weight_then_time_and_the_key_field_looks_empty(
     hint = page.text_content("#key-hint") or ""
     assert page.is_visible("#key-hint") and "B7" in hint, hint  # the example is a hint beside it, not in it
     play(hall, GAME)
-    page.wait_for_function("document.querySelectorAll('#findings li.finding').length === 3", timeout=WAIT_MS)
+    page.wait_for_function("document.querySelectorAll('#findings li.finding').length === 4", timeout=WAIT_MS)
     listed = page.eval_on_selector_all("#findings li strong", "items => items.map(i => i.textContent)")
-    assert listed == ["VIOLATION A(3)", "VIOLATION A(5)", "WARNING A(2)"]
+    assert listed == ["VIOLATION A(3)", "VIOLATION A(5)", "WARNING A(2)", "FOR REVIEW"]
+    assert page.text_content("#finding-count") == "3"  # speech for review is listed, and is no finding
 
 
 def test_the_login_page_and_the_records_read_in_aa_contrast(hall: HallWithLogins, machine: Any, tmp_path: Path) -> None:
