@@ -124,7 +124,7 @@ _COLOURS = (
     "(() => {"
     + _DESCRIBE
     + """
-return () => {
+return (selector) => {
   // [element, text colour, background] for every visible text and control, the background composed from the
   // element's own and its ancestors' background colours (each weighed by the opacity it is drawn with) over the
   // white canvas; a background image cannot be measured and is reported as such
@@ -136,7 +136,7 @@ return () => {
   };
   const over = (top, below) => [0, 1, 2].map((i) => top[i] * top[3] + below[i] * (1 - top[3]));
   const rows = [];
-  for (const el of document.body.querySelectorAll("*")) {
+  for (const el of document.querySelectorAll(selector)) {
     const control = ["INPUT", "SELECT", "TEXTAREA", "BUTTON"].includes(el.tagName) && el.type !== "hidden";
     if (!control && !ownText(el).length) continue;
     if (!shown(el)) continue;
@@ -178,18 +178,24 @@ def contrast(a: list[float], b: list[float]) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def low_contrast(page: Any, minimum: float = AA) -> list[str]:
-    """Every visible text, link and control of the page whose colour against its effective background is below
-    `minimum`, as 'element: ratio (colour on background)'."""
-    problems: list[str] = []
-    for name, fg, bg, image in page.evaluate(_COLOURS):
+def contrasts(page: Any, selector: str = "body *") -> list[tuple[str, float, str]]:
+    """Each visible text, link and control matching `selector`: (element, its contrast against its effective
+    background, 'colour on background'). A text over a background image cannot be measured: its contrast is 0."""
+    measured: list[tuple[str, float, str]] = []
+    for name, fg, bg, image in page.evaluate(_COLOURS, selector):
         if image is not None:
-            problems.append(f"{name}: drawn over a background image of {image}, not measurable")
-            continue
-        ratio = contrast(fg, bg)
-        if ratio < minimum:
-            problems.append(f"{name}: contrast {ratio:.2f} ({_hex(fg)} on {_hex(bg)})")
-    return problems
+            measured.append((name, 0.0, f"over a background image of {image}, not measurable"))
+        else:
+            measured.append((name, contrast(fg, bg), f"{_hex(fg)} on {_hex(bg)}"))
+    return measured
+
+
+def low_contrast(page: Any, minimum: float = AA, selector: str = "body *") -> list[str]:
+    """Every visible text, link and control of the page whose colour against its effective background is below
+    `minimum`, as 'element: contrast ratio (colour on background)'."""
+    return [
+        f"{name}: contrast {ratio:.2f} ({how})" for name, ratio, how in contrasts(page, selector) if ratio < minimum
+    ]
 
 
 def overflowing(page: Any, selector: str) -> list[str]:

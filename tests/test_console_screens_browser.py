@@ -255,9 +255,15 @@ def test_the_login_page_and_the_records_read_in_aa_contrast(hall: HallWithLogins
     login = machine.new_page()
     login.goto(hall.url + "/login")
     problems = on_each_screen(login, tmp_path, "login", lambda p: low_contrast(p) + scrolls_sideways(p))
+    login.fill("#login-name", "carol")  # a refused login: its message, and its row in the records (in red)
+    login.fill("#login-password", "not-her-password")
+    login.click("#login-submit")
+    login.wait_for_function("document.getElementById('login-status').textContent !== ''", timeout=WAIT_MS)
+    problems += [f"refused: {p}" for p in low_contrast(login)]
     records = log_in(machine, hall.url, "ines", "/records")
     records.wait_for_function("document.getElementById('verify').textContent.startsWith('chain intact')")
     records.wait_for_function("document.querySelectorAll('#access tr').length >= 1", timeout=WAIT_MS)
+    records.wait_for_selector("#access tr.refused", timeout=WAIT_MS)
     problems += on_each_screen(records, tmp_path, "records", low_contrast)
     assert problems == [], "\n".join(problems)
 
