@@ -97,11 +97,27 @@ return ([selector, slack]) => {
 _OVERLAPS = (
     "(() => {"
     + _DESCRIBE
-    + """
+    + r"""
+function drawn(el) {
+  // the box as drawn: an outer shadow (a ring round the current ball) reaches past the border by its offset,
+  // blur and spread
+  const box = el.getBoundingClientRect();
+  let reach = 0;
+  const shadow = getComputedStyle(el).boxShadow;
+  if (shadow !== "none") {
+    for (const one of shadow.split(/,(?![^(]*\))/)) {
+      if (one.includes("inset")) continue;
+      const [x = 0, y = 0, blur = 0, spread = 0] = (one.replace(/rgba?\([^)]*\)/, "").match(/-?[\d.]+px/g) || [])
+        .map(parseFloat);
+      reach = Math.max(reach, Math.max(Math.abs(x), Math.abs(y)) + blur + spread);
+    }
+  }
+  return { left: box.left - reach, top: box.top - reach, right: box.right + reach, bottom: box.bottom + reach };
+}
 return ([selector, slack]) => {
   const boxes = Array.from(document.querySelectorAll(selector))
     .filter(shown)
-    .map((el) => [el, el.getBoundingClientRect()]);
+    .map((el) => [el, drawn(el)]);
   const problems = [];
   for (let i = 0; i < boxes.length; i++) {
     for (let j = i + 1; j < boxes.length; j++) {
@@ -204,7 +220,8 @@ def overflowing(page: Any, selector: str) -> list[str]:
 
 
 def overlapping(page: Any, selector: str) -> list[str]:
-    """Pairs of visible elements matching `selector` (neither inside the other) whose boxes overlap."""
+    """Pairs of visible elements matching `selector` (neither inside the other) whose boxes overlap as drawn (with
+    any outer shadow)."""
     return list(page.evaluate(_OVERLAPS, [selector, SLACK]))
 
 

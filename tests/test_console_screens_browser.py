@@ -265,6 +265,10 @@ def test_the_login_page_and_the_records_read_in_aa_contrast(hall: HallWithLogins
     records.wait_for_function("document.querySelectorAll('#access tr').length >= 1", timeout=WAIT_MS)
     records.wait_for_selector("#access tr.refused", timeout=WAIT_MS)
     problems += on_each_screen(records, tmp_path, "records", low_contrast)
+    records.click("text=Master board")  # the inspector's master board: its link back to the records in the header
+    records.wait_for_function("document.getElementById('connection').textContent === 'live'", timeout=WAIT_MS)
+    records.wait_for_selector("#records-link", state="visible", timeout=WAIT_MS)
+    problems += [f"the inspector's master board: {p}" for p in low_contrast(records)]
     assert problems == [], "\n".join(problems)
 
 
