@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,6 +245,25 @@ def test_the_claim_panel_marks_each_winning_number(desk_hub: tuple[ConsoleHub, D
     assert [str(b) for b in record.not_called] == ["O72"]
     again = client.post("/api/claim", json={"valid": True})
     assert again.status_code == 400 and "no claim is open" in again.json()["error"]
+
+
+def test_the_flashboard_tells_a_claim_and_its_ruling_but_never_the_card(
+    desk_hub: tuple[ConsoleHub, Desk, Path],
+) -> None:
+    hub, _, _ = desk_hub
+    client = TestClient(create_app(hub))
+    play(hub, LIMITED_GAME + CLAIM)
+    checking = client.get("/api/flashboard").json()
+    assert checking["status"] == {"phase": "checking", "text": "BINGO - checking the card"}
+    assert (checking["game"]["pattern"], checking["game"]["prize"]) == ("Letter X", 300.0)
+    assert checking["last"] == ["O71", "G50", "N33", "I22", "B7"]
+    assert "claim" not in checking and "47291" not in json.dumps(checking)
+    client.post("/api/claim", json={"valid": False})
+    assert client.get("/api/flashboard").json()["status"]["phase"] == "not-valid"
+    play(hub, "48 caller: O seventy two\n50 caller: O seventy two\n")  # the next ball ends the ruling's news
+    assert client.get("/api/flashboard").json()["status"] == {"phase": "calling", "text": "Calling"}
+    # the master board shows the same status, from the same place
+    assert client.get("/api/state").json()["status"] == client.get("/api/flashboard").json()["status"]
 
 
 def test_a_winner_is_entered_into_the_store(desk_hub: tuple[ConsoleHub, Desk, Path]) -> None:

@@ -338,8 +338,9 @@ def test_the_flashboard_is_public_and_shows_only_the_board(hall: HallWithLogins)
     assert player.call("GET", "/flashboard")[0] == 200
     status, board, _ = player.call("GET", "/api/flashboard")
     assert status == 200 and (board["current"], board["count"], board["game"]["type"]) == ("I16", 2, "winner-take-all")
-    assert not {"findings", "heard", "winners", "claim", "prompts", "prizes_offered"} & set(board)
-    assert "prize" not in board["game"]
+    assert not {"findings", "for_review", "heard", "winners", "claim", "prompts", "prizes_offered"} & set(board)
+    # the game's prize is the players' to see (halls show it); the cards sold and the winner's record are not
+    assert board["game"]["prize"] == 700.0 and not {"cards_sold", "winner_record_required"} & set(board["game"])
 
 
 # ----- sessions, forged and replayed actions -------------------------------------------------------------

@@ -188,7 +188,7 @@ def test_the_board_follows_the_devices_and_a_keyed_ball_joins_the_spoken_calls(
         for player in players:
             assert player.wait(timeout=120) == 0
         try:
-            wait_text(page, "#game-number", "1 (completed)", 10)
+            wait_text(page, "#game-status", "Game 1 completed", 10)
         except Exception:
             pytest.fail(f"the game did not end on the page: {page_state(url)}")
         assert page.text_content("#count") == str(len(CALLS))

@@ -42,6 +42,18 @@ WINNER_RECORD_PRIZE = 600.0
 """A winner-take-all prize of this much or more needs the winner's contact information (E(2)(c))."""
 PREVIOUS_SHOWN = 6
 """Previous calls shown beside the current one."""
+LAST_SHOWN = 5
+"""The last balls called, newest first, on the players' flashboard."""
+LAST_BALL_WORDS = {"last-ball-required": True, "last-ball-not-required": False}
+"""The caller's A(1) announcement, by the grammar's intent: whether last ball called is required."""
+CLOSED_WORDS = {
+    "completed": "completed",
+    "not-played": "not played",
+    "stopped": "stopped",
+    "claim-unresolved": "ended with its claim not ruled on",
+    "won-not-completed": "won, not declared completed",
+}
+"""A closed game's status (GameClosed) in the hall's words."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,20 @@ class ClaimPanel:
     not_called: list[Ball] | None = None
     """As the procedure resolved it; None while the claim is open (then the board decides)."""
     valid: bool | None = None
+    calls_when_ruled: int | None = None
+    """How many balls were on the board when the claim was ruled: a ball called after it ends the ruling's news."""
+
+
+@dataclass(frozen=True)
+class Announced:
+    """The caller's A(1) announcement as heard: whether last ball called is required, and when."""
+
+    required: bool
+    time: float
+    unsure: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {"required": self.required, "time": round(self.time, 2), "unsure": self.unsure}
 
 
 @dataclass
@@ -88,6 +114,31 @@ class GameView:
     calls: list[Ball] = field(default_factory=list)
     status: str = "in-progress"
     claim: ClaimPanel | None = None
+    last_ball: Announced | None = None
+    """The caller's last announcement of this game whether last ball called is required, as heard."""
+
+    @property
+    def open(self) -> bool:
+        return self.status == "in-progress"
+
+
+def game_status(game: GameView | None, session_ended: bool) -> dict[str, str]:
+    """The one status of the game both screens show, from the game, its claim and its calls: `phase` (a stable
+    name the pages style by) and `text` (the hall's words). A closed game is closed, whatever step comes next."""
+    if game is None:
+        return {"phase": "waiting", "text": "Session ended" if session_ended else "Waiting for the first game"}
+    if not game.open:
+        return {"phase": "closed", "text": f"Game {game.number} {CLOSED_WORDS.get(game.status, game.status)}"}
+    claim = game.claim
+    if claim is not None and claim.valid is None:
+        return {"phase": "checking", "text": "BINGO - checking the card"}
+    if claim is not None and claim.valid:
+        return {"phase": "valid", "text": "Valid bingo"}
+    if claim is not None and claim.calls_when_ruled == len(game.calls):
+        return {"phase": "not-valid", "text": "Not a valid bingo - play continues"}
+    if not game.calls:
+        return {"phase": "before-first-ball", "text": "Before the first ball"}
+    return {"phase": "calling", "text": "Calling"}
 
 
 def plan_json(plan: GamePlan) -> dict[str, object]:
@@ -167,6 +218,10 @@ class ConsoleView:
         self.games: list[GameView] = []
         self.step: str | None = None
         self.findings: deque[Finding] = deque(maxlen=history)
+        self.for_review: deque[HeardForReview] = deque(maxlen=history)
+        self.last_ball_heard: Announced | None = None
+        """An announcement heard while no game was open: the game it opens (by the program or by these very
+        words, which reach the view before the procedure opens the game) takes it."""
         self.prompts: deque[Prompt] = deque(maxlen=history)
         self.heard: deque[dict[str, object]] = deque(maxlen=history)
         self.winners: list[WinnerEntry] = []
@@ -186,7 +241,8 @@ class ConsoleView:
         game = self.game
         match item:
             case GameOpened():
-                self.games.append(GameView(number=item.game, plan=item.plan, start=item.time))
+                heard, self.last_ball_heard = self.last_ball_heard, None
+                self.games.append(GameView(number=item.game, plan=item.plan, start=item.time, last_ball=heard))
             case GameClosed():
                 for g in self.games:
                     if g.number == item.game:
@@ -209,6 +265,7 @@ class ConsoleView:
                     if item.winning:
                         claim.winning = list(item.winning)
                     claim.not_called = list(item.not_called)
+                    claim.calls_when_ruled = len(game.calls)
                     game.claim = claim
             case Finding():
                 self.findings.append(item)
@@ -219,9 +276,12 @@ class ConsoleView:
                 self.prompts.append(item)
             case StepChanged():
                 self.step = item.step
+            case HeardForReview():
+                self.for_review.append(item)
             case Utterance():
                 self.heard.append(event_json(item))
                 self._read_claim(item)
+                self._read_last_ball(item)
             case BoardKey():
                 self.heard.append(event_json(item))
                 self._hold(item.ball)
@@ -252,6 +312,19 @@ class ConsoleView:
                 claim.serial = meaning.serial or claim.serial
             elif meaning.intent == "call" and meaning.ball is not None and meaning.ball not in claim.winning:
                 claim.winning.append(meaning.ball)
+
+    def _read_last_ball(self, utterance: Utterance) -> None:
+        """A(1): the caller's announcement whether last ball called is required, shown as heard (sure or not)."""
+        if utterance.role != Role.CALLER:
+            return
+        for meaning in utterance.meanings:
+            if meaning.intent in LAST_BALL_WORDS:
+                heard = Announced(LAST_BALL_WORDS[meaning.intent], utterance.start, utterance.uncertain)
+                game = self.game
+                if game is not None and game.open:
+                    game.last_ball = heard
+                else:
+                    self.last_ball_heard = heard
 
     def _hold(self, ball: Ball) -> None:
         """B(3): a ball keyed while a claim is verified, not on the board, is the ball the caller holds."""
@@ -286,20 +359,24 @@ class ConsoleView:
                 "winner_record_required": (
                     game.plan.type == GameType.WINNER_TAKE_ALL and (game.plan.prize or 0.0) >= WINNER_RECORD_PRIZE
                 ),
+                "last_ball_announced": game.last_ball.to_json() if game.last_ball else None,
             }
         return {
             "version": self.version,
             "time": round(self.last_time, 2),
             "step": self.step,
+            "status": game_status(game, self.session_ended),
             "game": game_json,
             "letters": LETTERS,
             "calls": [str(b) for b in calls],
             "current": str(calls[-1]) if calls else None,
             "previous": [str(b) for b in reversed(calls[-1 - PREVIOUS_SHOWN : -1])],
+            "last": [str(b) for b in reversed(calls[-LAST_SHOWN:])],
             "count": len(calls),
             "remaining": remaining,
             "claim": self._claim_json(game, calls),
             "findings": [{**f.to_json(), "game": f.game} for f in self.findings],
+            "for_review": [{**r.to_json(), "game": r.game} for r in self.for_review],
             "finding_count": self.finding_count,
             "violation_count": self.violation_count,
             "prompts": [event_json(p) for p in self.prompts],
@@ -336,14 +413,27 @@ FLASHBOARD_EVENTS = frozenset({"call", "withdrawn", "game-opened", "game-closed"
 
 
 def flashboard_json(state: dict[str, object]) -> dict[str, object]:
-    """The public part of a snapshot: the board the players see (no findings, claims, speech or winners' details)."""
+    """The public part of a snapshot: the board the players see, the game's pattern and prize, and whether a claim
+    is being checked or how it was ruled (no findings, card, speech or winners' details)."""
     game = state.get("game")
     public_game = (
-        {key: game.get(key) for key in ("number", "status", "type", "balls", "pattern")}
+        {key: game.get(key) for key in ("number", "status", "type", "balls", "pattern", "prize")}
         if isinstance(game, dict)
         else None
     )
-    shown = ("version", "time", "letters", "calls", "current", "previous", "count", "remaining", "session_ended")
+    shown = (
+        "version",
+        "time",
+        "letters",
+        "calls",
+        "current",
+        "previous",
+        "last",
+        "count",
+        "remaining",
+        "status",
+        "session_ended",
+    )
     return {**{key: state.get(key) for key in shown}, "game": public_game}
 
 

@@ -9,12 +9,7 @@
     "winner-take-all": "Winner take all",
     "cover-all": "Cover-all",
   };
-  const STEPS = {
-    "before-first-ball": "before the first ball",
-    "calling": "calling",
-    "claim": "claim: verifying",
-    "closing": "closing the game",
-  };
+  const WEIGHT = { violation: 0, warning: 1, uncertain: 2, review: 3 };
   const sayCall = Board.announcer($("announce-calls"));
   const sayAlert = Board.announcer($("announce-alerts"));
   let state = null;
@@ -35,12 +30,28 @@
     return li;
   }
 
-  function fill(list, items) {
-    list.replaceChildren(...items);
+  function fill(list, items, empty) {
+    // an empty list says so in words (a blank panel reads as a page still loading)
+    list.replaceChildren(...(items.length || !empty ? items : [item(empty, "empty")]));
   }
 
-  function renderGame(game) {
-    $("game-number").textContent = game ? String(game.number) + (game.status !== "in-progress" ? " (" + game.status + ")" : "") : "none";
+  function lastBall(game) {
+    // A(1) as heard: the caller's announcement, beside the program's when they differ
+    const words = (required) => (required ? "required" : "not required");
+    const plan = game ? game.last_ball_required : null;
+    const heard = game ? game.last_ball_announced : null;
+    if (heard) {
+      const how = heard.unsure ? "heard unsure" : "announced";
+      const differs = plan !== null && plan !== heard.required ? "; the program says " + words(plan) : "";
+      return words(heard.required) + " (" + how + differs + ")";
+    }
+    return plan === null ? "not stated" : words(plan) + " (the program; not announced yet)";
+  }
+
+  function renderGame(game, status) {
+    $("game-number").textContent = game ? String(game.number) : "none";
+    $("game-status").textContent = status.text;
+    $("game-status").dataset.phase = status.phase;
     $("game-type").textContent = game
       ? TYPES[game.type] + (game.type === "limited" && game.balls ? ", " + game.balls + " balls" : "")
       : "none";
@@ -48,15 +59,14 @@
     let prize = game ? dollars(game.prize) : "not stated";
     if (game && game.cards_sold !== null) prize += ", " + game.cards_sold + " cards sold";
     $("game-prize").textContent = prize;
-    $("game-last-ball").textContent =
-      !game || game.last_ball_required === null ? "not stated" : game.last_ball_required ? "required" : "not required";
+    $("game-last-ball").textContent = lastBall(game);
     $("winner-required").hidden = !(game && game.winner_record_required);
   }
 
   function renderCalls(s) {
     $("current").textContent = s.current || "none";
     $("current").setAttribute("aria-label", s.current ? "Current call " + Board.spoken(s.current) : "No call yet");
-    fill($("previous"), s.previous.map((b) => item(b)));
+    fill($("previous"), s.previous.map((b) => item(b)), "none yet");
     $("count").textContent = String(s.count);
     $("count-word").textContent = s.count === 1 ? "ball called" : "balls called";
     const limited = s.remaining !== null;
@@ -89,39 +99,45 @@
     $("claim-not-valid").disabled = !claim.open;
   }
 
+  function finding(weight, head, text, heard) {
+    const li = item("", "finding " + weight);
+    const strong = document.createElement("strong");
+    strong.textContent = head;
+    li.append(strong, " " + text);
+    if (heard) {
+      const quote = document.createElement("span");
+      quote.className = "quote";
+      quote.textContent = " heard: \u201c" + heard + "\u201d";
+      li.append(quote);
+    }
+    return li;
+  }
+
   function renderFindings(s) {
+    // the weightiest first (violation, warning, uncertain, then speech for review), each weight in time order
     $("finding-count").textContent = String(s.finding_count);
-    fill(
-      $("findings"),
-      s.findings
-        .slice()
-        .reverse()
-        .map((f) => {
-          const li = item("", "finding " + f.severity);
-          const head = document.createElement("strong");
-          head.textContent = f.severity.toUpperCase() + " " + f.clause;
-          li.append(head, " " + seconds(f.time) + " \u00b7 " + f.message);
-          if (f.heard) {
-            const heard = document.createElement("span");
-            heard.className = "quote";
-            heard.textContent = " heard: \u201c" + f.heard + "\u201d";
-            li.append(heard);
-          }
-          return li;
-        }),
-    );
+    const rows = s.findings
+      .map((f) => [WEIGHT[f.severity], f.time, finding(f.severity, f.severity.toUpperCase() + " " + f.clause,
+        seconds(f.time) + " \u00b7 " + f.message, f.heard)])
+      .concat(s.for_review.map((r) => [WEIGHT.review, r.time, finding("review", "FOR REVIEW",
+        seconds(r.time) + " \u00b7 " + r.role + (r.unsure ? " (unsure)" : "") + ": " + r.reason, r.heard)]));
+    rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    fill($("findings"), rows.map((row) => row[2]), "No findings yet");
   }
 
   function render(s) {
     if (state && s.version < state.version) return; // an action's answer can cross a newer live update
     state = s;
-    renderGame(s.game);
-    $("step").textContent = s.step ? STEPS[s.step] || s.step : s.session_ended ? "session ended" : "waiting";
+    renderGame(s.game, s.status);
     Board.render($("board"), s);
     renderCalls(s);
     renderClaim(s.claim);
     renderFindings(s);
-    fill($("prompts"), s.prompts.slice().reverse().map((p) => item(seconds(p.time) + " \u00b7 " + p.text, "prompt")));
+    fill(
+      $("prompts"),
+      s.prompts.slice().reverse().map((p) => item(seconds(p.time) + " \u00b7 " + p.text, "prompt")),
+      "No prompts yet",
+    );
     fill(
       $("heard"),
       s.heard
@@ -134,8 +150,13 @@
             h.kind,
           ),
         ),
+      "Nothing heard yet",
     );
-    fill($("winners"), s.winners.map((w) => item("Game " + w.game + ": " + w.name + ", " + w.contact + ", " + dollars(w.prize))));
+    fill(
+      $("winners"),
+      s.winners.map((w) => item("Game " + w.game + ": " + w.name + ", " + w.contact + ", " + dollars(w.prize))),
+      "No winner recorded yet",
+    );
     document.title = (s.current ? s.current + " \u00b7 " : "") + "Master board";
     document.body.dataset.version = String(s.version);
   }

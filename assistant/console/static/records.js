@@ -42,6 +42,15 @@
       );
       return tr;
     });
+    if (!rows.length) {
+      // an empty table says so: a blank one reads as a page still loading
+      const none = cell("No entries yet");
+      none.colSpan = 7;
+      none.className = "empty";
+      const tr = document.createElement("tr");
+      tr.append(none);
+      rows.push(tr);
+    }
     $("access").replaceChildren(...rows);
   }
 
