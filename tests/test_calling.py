@@ -38,7 +38,7 @@ def test_a_call_said_once_then_the_next_call_is_a3_at_that_moment(grammar: Gramm
             (6.0 + gap, "A(3)", "call-not-repeated", "violation"),
             (6.0 + gap, "A(2)", "next-ball-before-repeat", "warning"),
         ], gap
-        assert prompts(outputs) == []  # no "say it again" was needed to know
+        assert prompts(outputs) == [(6.0 + gap, "Recorded: A 3, call not repeated")]  # no "say it again" needed
         assert [c.ball for c in occasion.games[0].calls] == [Ball(7), Ball(33)]
 
 
@@ -76,7 +76,10 @@ def test_a_second_saying_that_misreads_the_ball_asks_for_the_error_sentence(gram
 def test_a_call_naming_no_ball_prompts_the_error_sentence_at_once(grammar: Grammar, rules: RulePack) -> None:
     text = "6 caller: B seven\n9 caller: B seven\n18 caller: B thirty two\n21 caller: B thirty two\n40 tick\n"
     occasion, outputs = run(text, grammar, rules)
-    assert prompts(outputs) == [(18.0, ERROR)]  # once, though said twice
+    assert prompts(outputs) == [
+        (18.0, ERROR),
+        (33.0, "Recorded: A 5, bad call not corrected"),
+    ]  # once, though said twice
     (finding,) = [f for f in outputs if isinstance(f, Finding)]
     assert (finding.time, finding.clause, finding.code, finding.severity) == (
         33.0,

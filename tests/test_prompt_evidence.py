@@ -24,12 +24,15 @@ OPENING = """@game type=regular last_ball_required=no
 """
 
 
-def check(tmp_path: Path, script: str, *flags: str) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, str]]]:
+def check(
+    tmp_path: Path, script: str, *flags: str, config: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, str]]]:
     session = tmp_path / "session.txt"
     session.write_text(script, encoding="utf-8")
     prompts = tmp_path / "prompts.json"
+    configured = ["--config", str(config)] if config else []
     result = subprocess.run(
-        [sys.executable, "-m", "assistant", "check", str(session), "--prompts-json", str(prompts), *flags],
+        [sys.executable, "-m", "assistant", *configured, "check", str(session), "--prompts-json", str(prompts), *flags],
         capture_output=True,
         text=True,
         timeout=300,
@@ -175,3 +178,13 @@ def test_serve_realtime_says_a_prompt_when_it_is_due_not_when_the_next_words_com
     inputs = {seq: kind for k, kind, _, seq in rows if k == "input"}
     (cause,) = [inputs[seq] for k, kind, payload, seq in rows if kind == "Prompt" and "repeat-call" in payload]
     assert cause == "Tick", "said at its deadline (11 s), not when the late second saying came (13 s)"
+
+
+def test_a_violation_is_told_when_it_is_recorded_and_a_hall_may_mute_it(tmp_path: Path) -> None:
+    script = OPENING + "0:15 caller: N thirty three\n0:18 caller: N thirty three\n"
+    muted = tmp_path / "hall.toml"
+    muted.write_text('[voice]\nmuted_kinds = ["violation-recorded"]\n', encoding="utf-8")
+    for config, told in ((None, [("Recorded: A 3, call not repeated", "said")]), (muted, [])):
+        check(tmp_path, script, "--voice-out", str(tmp_path / "voice.wav"), config=config)
+        rows = json.loads((tmp_path / "prompts.json").read_text(encoding="utf-8"))
+        assert [(r["text"], r["status"]) for r in rows if r["kind"] == "violation-recorded"] == told

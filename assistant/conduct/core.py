@@ -260,6 +260,9 @@ class ConductCore:
         else:
             self.game.findings.append(finding)
         self.emit(finding)
+        if finding.severity is Severity.VIOLATION:
+            said = spec.clause.replace("(", " ").replace(")", "").strip()  # "A(3)" is said "A 3"
+            self.prompt("violation-recorded", clause=said, what=code.replace("-", " "))
 
     def _evidence(
         self,
