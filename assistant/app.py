@@ -526,17 +526,26 @@ def prune(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def winner(args: argparse.Namespace, settings: Settings) -> int:
+    """One winner of a winner-take-all game into the E(2) record (share, contact, tax paper), or a correction."""
     with Store.open(args.db) as store:
         occasion_id = _latest(store, args.occasion)
-        store.record_winner(
+        entry = store.record_winner(
             occasion_id,
             args.game,
             name=args.name,
             contact=args.contact,
             prize=args.prize,
             tax_document=args.tax_document,
+            corrects=args.corrects,
         )
-    print(f"winner recorded: occasion {occasion_id}, game {args.game}")
+        record = next(r for r in store.winner_take_all_records(occasion_id) if r.game == args.game)
+    corrected = f", correcting entry {entry.corrects}" if entry.corrects is not None else ""
+    print(
+        f"winner recorded: occasion {occasion_id}, game {args.game}, {entry.name} ${entry.prize:,.2f} "
+        f"(entry {entry.id}{corrected})"
+    )
+    lacking = "; ".join(record.missing)
+    print(f"game {args.game}'s E(2) record: {'complete' if not lacking else 'still lacks ' + lacking}")
     return 0
 
 

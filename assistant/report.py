@@ -125,7 +125,13 @@ def json_extras(store: Store, occasion: int) -> dict[str, object]:
                 "conducted_at": w.conducted_at.isoformat() if w.conducted_at else None,
                 "prize": w.prize,
                 "winners": [
-                    {"name": p.name, "contact": p.contact, "prize": p.prize, "tax_document": p.tax_document}
+                    {
+                        "entry": p.id,
+                        "name": p.name,
+                        "contact": p.contact,
+                        "prize": p.prize,
+                        "tax_document": p.tax_document,
+                    }
                     for p in w.winners
                 ],
                 "missing": list(w.missing),

@@ -231,3 +231,89 @@ def test_demo_runs_the_whole_pipeline_and_leaves_a_record(tmp_path: Path, game: 
     prompts = json.loads((out / "demo-prompts.json").read_text())
     voice = read_wav(out / "demo-voice.wav")
     assert prompts and voice.duration >= max(float(str(p["time"])) for p in prompts)
+
+
+def occasion_with_a_winner_take_all_game(tmp_path: Path, prize: int = 700) -> Path:
+    """A record of one occasion: game 1 winner-take-all for `prize` dollars (120 cards sold), game 2 regular."""
+    words = {300: "three hundred", 700: "seven hundred"}[prize]
+    wta = (SCENARIOS / "compliant-winner-take-all.txt").read_text(encoding="utf-8")
+    regular = (
+        "@game type=regular last_ball_required=no\n2:10 caller: last ball called is not required\n"
+        "2:16 caller: B nine\n2:19 caller: B nine\n2:30 caller: this game is completed\n"
+    )
+    script = tmp_path / "occasion.txt"
+    script.write_text(wta.replace("prize=300", f"prize={prize}").replace("three hundred", words) + regular)
+    db = tmp_path / "hall.db"
+    assert run("check", script, "--db", db, "--quiet").returncode == 0
+    return db
+
+
+def winners_in(db: Path) -> list[dict[str, object]]:
+    report = json.loads(run("report", "--db", db, "--format", "json").stdout)
+    [game] = [g for g in report["winner_take_all"] if g["game"] == 1]
+    return list(game["winners"])
+
+
+def test_a_winner_is_refused_for_a_game_that_is_not_winner_take_all(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    result = run(
+        "winner", "--db", db, "--game", "2", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "50"
+    )
+    assert result.returncode == 2
+    assert "game 2 of occasion 1 is a regular game" in one_error_line(result)
+    assert "winner-take-all games only" in result.stderr
+
+
+def test_a_prize_of_600_or_more_needs_the_contact_and_the_tax_document(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    nothing = run("winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--prize", "700")
+    assert nothing.returncode == 2
+    line = one_error_line(nothing)
+    assert "contact information (E(2)(c))" in line and "tax document reference (E(2)(d))" in line
+    no_tax = run(
+        "winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "700"
+    )
+    assert no_tax.returncode == 2
+    line = one_error_line(no_tax)
+    assert "tax document reference (E(2)(d))" in line and "contact" not in line
+    assert winners_in(db) == []
+    entered = run(
+        "winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "700",
+        "--tax-document", "W-2G 0042",
+    )  # fmt: skip
+    assert entered.returncode == 0, entered.stderr
+    assert "game 1's E(2) record: complete" in entered.stdout
+    assert [w["name"] for w in winners_in(db)] == ["Ana Ortiz"]
+
+
+def test_a_second_winner_beyond_the_prize_is_refused_and_a_correction_supersedes(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    ana = ("--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--tax-document", "W-2G 0042")
+    first = run("winner", "--db", db, *ana, "--prize", "700")
+    assert first.returncode == 0, first.stderr
+    entry = first.stdout.split("(entry ")[1].split(")")[0]
+    second = run("winner", "--db", db, "--game", "1", "--name", "Lee Chan", "--contact", "lee@example.org",
+                 "--prize", "700", "--tax-document", "W-2G 0043")  # fmt: skip
+    assert second.returncode == 2
+    line = one_error_line(second)
+    assert "game 1's prize is $700.00" in line and "makes $1,400.00" in line and "--corrects ID" in line
+    again = run("winner", "--db", db, *ana, "--prize", "700")
+    assert again.returncode == 2 and f"(--corrects {entry})" in one_error_line(again)
+    assert [(w["name"], w["prize"]) for w in winners_in(db)] == [("Ana Ortiz", 700.0)]
+
+    # the game was split: Ana's entry is corrected to her half, then Lee's half is entered
+    half = run("winner", "--db", db, *ana, "--prize", "350", "--corrects", entry)
+    assert half.returncode == 0, half.stderr
+    assert f"correcting entry {entry}" in half.stdout
+    assert "shares add up to $350.00 of the $700.00 prize" in half.stdout
+    lee = run(
+        "winner", "--db", db, "--game", "1", "--name", "Lee Chan", "--contact", "lee@example.org", "--prize", "350"
+    )
+    assert lee.returncode == 0, lee.stderr
+    assert "complete" in lee.stdout
+    assert [(w["name"], w["prize"]) for w in winners_in(db)] == [("Ana Ortiz", 350.0), ("Lee Chan", 350.0)]
+    assert run("verify", "--db", db).returncode == 0
+    with sqlite3.connect(db) as con:  # the journal keeps every entry, the corrected one too
+        assert con.execute("SELECT count(*) FROM events WHERE kind = 'winner'").fetchone()[0] == 3
+    stale = run("winner", "--db", db, *ana, "--prize", "350", "--corrects", entry)
+    assert stale.returncode == 2 and f"no winner entry {entry} to correct" in one_error_line(stale)

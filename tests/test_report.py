@@ -77,7 +77,7 @@ def test_json_is_the_check_json_contract(db: Path) -> None:
 
 def test_json_from_the_store_adds_the_winner_record_and_integrity(db: Path) -> None:
     with Store.open(db) as store:
-        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199", prize=700.0)
+        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199", prize=700.0, tax_document="W-2G 7")
         data = json.loads(render_json(occasion_record(store, 1), **json_extras(store, 1)))
         head = store.head()
     assert data["games"][2]["type"] == "winner-take-all"
@@ -128,7 +128,9 @@ def test_clause_table_has_every_clause_and_takes_the_winner_record_from_the_stor
     assert warned == {"A(2)"} and statuses["A(2)"] == "warning"  # speech cannot show two balls held
 
     with Store.open(db) as store:
-        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199, Las Cruces", prize=700.0)
+        store.record_winner(
+            1, 3, name="Rosa Baca", contact="505-555-0199, Las Cruces", prize=700.0, tax_document="W-2G 7"
+        )
         rows = clause_rows(record, store.winner_take_all_records(1))
     assert {r.clause: r.status for r in rows}["E(2)(a)-(e)"] == "pass"
 
