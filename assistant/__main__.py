@@ -117,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = verbs.add_parser("report", help="report an occasion for the operator or the regulator")
     report.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
-    report.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
+    report.add_argument("--occasion", type=int, help="occasion id (default: the latest; --list shows them)")
+    report.add_argument(
+        "--list", action="store_true", help="list the occasions the record holds: date, games, open or closed"
+    )
     report.add_argument("--format", choices=["html", "json", "csv", "text"], default="html")
     report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
 
@@ -125,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     prune.add_argument("--archive", type=Path, required=True, help="archive file written before anything is removed")
     prune.add_argument("--years", type=int, help="retention in years (default from config: 3)")
+    prune.add_argument(
+        "--yes",
+        action="store_true",
+        help="move without asking (prune lists the occasions it will move and asks on the terminal otherwise)",
+    )
 
     winner = verbs.add_parser(
         "winner",

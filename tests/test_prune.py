@@ -38,7 +38,9 @@ def test_prune_moves_only_older_occasions_and_both_chains_verify(tmp_path: Path)
         kept_inputs = store.inputs(new)
         result = store.prune(CUTOFF, archive)
         assert result.occasions == (old_one, old_two)
-        assert result.describe() == f"moved {result.events} records of occasion(s) {old_one}, {old_two} to {archive}"
+        assert result.describe() == (
+            f"moved occasions {old_one} (2022-01-07) and {old_two} (2022-01-14) to {archive} ({result.events} records)"
+        )
         assert [o.id for o in store.occasions()] == [new]
         assert store.inputs(new) == kept_inputs
         check = store.verify()

@@ -441,6 +441,11 @@ class Store:
         except self._db.errors as exc:
             raise self._db.error(exc) from None
 
-    def prune(self, older_than: datetime, archive: Path) -> PruneResult:
-        """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable."""
-        return retention.prune(self, older_than, archive)
+    def prune_plan(self, older_than: datetime) -> PruneResult:
+        """What `prune` would move now: the occasions (with their dates) and the number of rows; nothing is written."""
+        return retention.plan(self, older_than)
+
+    def prune(self, older_than: datetime, archive: Path, *, expected: Sequence[int] | None = None) -> PruneResult:
+        """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable.
+        `expected`: the occasions the operator agreed to move; if the record changed since, nothing moves."""
+        return retention.prune(self, older_than, archive, expected=expected)

@@ -66,29 +66,39 @@ class VerifyResult:
 
 
 @dataclass(frozen=True)
-class PruneResult:
-    occasions: tuple[int, ...]
-    """Occasions moved to the archive."""
-    events: int
-    """Journal rows moved."""
-    archive: Path | None
-    anchor_hash: str | None
-    """Hash of the last moved row, kept in the journal's anchor row."""
-
-    def describe(self) -> str:
-        """One line for `prune`."""
-        if not self.events:
-            return "nothing older to prune"
-        listed = ", ".join(str(o) for o in self.occasions)
-        return f"moved {self.events} records of occasion(s) {listed} to {self.archive}"
-
-
-@dataclass(frozen=True)
 class OccasionInfo:
     id: int
     source: str
     started_at: datetime
     closed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    moved: tuple[OccasionInfo, ...]
+    """Occasions moved to the archive (or, before a prune, that it will move)."""
+    events: int
+    """Journal rows moved."""
+    archive: Path | None
+    anchor_hash: str | None
+    """Hash of the last moved row, kept in the journal's anchor row (None before the prune)."""
+
+    @property
+    def occasions(self) -> tuple[int, ...]:
+        return tuple(info.id for info in self.moved)
+
+    def listed(self) -> str:
+        """The occasions with their dates: "occasion 3 (2019-05-01)", "occasions 3 (2019-05-01) and 4 (2019-05-08)"."""
+        named = [f"{info.id} ({info.started_at.astimezone():%Y-%m-%d})" for info in self.moved]
+        if len(named) == 1:
+            return f"occasion {named[0]}"
+        return f"occasions {', '.join(named[:-1])} and {named[-1]}"
+
+    def describe(self) -> str:
+        """One line for `prune`."""
+        if not self.events:
+            return "nothing older to prune"
+        return f"moved {self.listed()} to {self.archive} ({self.events} records)"
 
 
 def dollars(amount: float) -> str:
