@@ -80,7 +80,7 @@ class Summary:
             return f"No findings; {incomplete}." if gaps else "Compliant: no findings."
         parts = ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s])
         verdict = f"{total} finding{'s' if total != 1 else ''}: {parts}."
-        return f"{verdict} And {incomplete}." if gaps else verdict
+        return f"{verdict[:-1]}; {incomplete}." if gaps else verdict
 
     def to_json(self) -> dict[str, object]:
         counts = self.counts
@@ -517,7 +517,8 @@ def html_report(data: ReportData) -> str:
         if listed
     )
     tone = "bad" if counts[Severity.VIOLATION] else "warn" if summary.has_findings or summary.gaps else "ok"
-    verdict = f'<div class="verdict {tone}">{escape(summary.verdict)}{escape(f" ({under})" if under else "")}</div>'
+    clauses_line = f"<br>{escape(under[0].upper() + under[1:])}" if under else ""
+    verdict = f'<div class="verdict {tone}">{escape(summary.verdict)}{clauses_line}</div>'
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"
     integrity = data.integrity
     chain = f"intact ({integrity.checked} records)" if integrity.ok else f"BROKEN — {escape(str(integrity.first_bad))}"

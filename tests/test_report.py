@@ -121,7 +121,7 @@ def test_text_lists_each_game_and_the_verdict(db: Path) -> None:
     total = len(record.all_findings())
     verdict = f"{total} findings: {counts['violation']} violation, {counts['warning']} warning."
     assert text.rstrip().endswith(
-        f"{verdict} And the E(2) record lacks 2 entries (enter winners with `bingo-assistant winner`)."
+        f"{verdict[:-1]}; the E(2) record lacks 2 entries (enter winners with `bingo-assistant winner`)."
     )
     assert "E(2)(c)  incomplete missing from the E(2) record: winner contact information for a prize of $700.00" in text
     assert render_text(OccasionRecord()).endswith("Compliant: no findings.\n")
