@@ -364,7 +364,7 @@ def test_the_record_verbs_work_on_a_server_record(pg_url: str, tmp_path: Path) -
     with plain_sql(db) as con:
         one(con, "UPDATE events SET payload = replace(payload, '\"B8\"', '\"B7\"') WHERE id = ? RETURNING id", row)
 
-    pruned = cli("prune", "--db", db, "--archive", tmp_path / "old.db", "--years", "0")
+    pruned = cli("prune", "--db", db, "--archive", tmp_path / "old.db", "--years", "0", "--yes")
     assert pruned.returncode == 0 and pruned.stdout.startswith("moved "), pruned.stdout + pruned.stderr
     assert cli("verify", "--db", db).returncode == 0
     assert cli("verify", "--db", tmp_path / "old.db").returncode == 0

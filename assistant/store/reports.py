@@ -50,7 +50,7 @@ def no_occasion(store: Store, occasion: int) -> StoreError:
 
 
 def _ranges(ids: list[int]) -> str:
-    """ "occasion 4", "occasions 1, 3-5": ids as a reader takes them in."""
+    """Occasion ids as a reader takes them in: "occasion 4", "occasions 1, 3-5"."""
     spans: list[list[int]] = []
     for i in ids:
         if spans and i == spans[-1][1] + 1:
