@@ -117,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = verbs.add_parser("report", help="report an occasion for the operator or the regulator")
     report.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
-    report.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
+    report.add_argument("--occasion", type=int, help="occasion id (default: the latest; --list shows them)")
+    report.add_argument(
+        "--list", action="store_true", help="list the occasions the record holds: date, games, open or closed"
+    )
     report.add_argument("--format", choices=["html", "json", "csv", "text"], default="html")
     report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
 
@@ -125,15 +128,38 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     prune.add_argument("--archive", type=Path, required=True, help="archive file written before anything is removed")
     prune.add_argument("--years", type=int, help="retention in years (default from config: 3)")
+    prune.add_argument(
+        "--yes",
+        action="store_true",
+        help="move without asking (prune lists the occasions it will move and asks on the terminal otherwise)",
+    )
 
-    winner = verbs.add_parser("winner", help="enter a winner-take-all winner's contact details (E(2)(c),(d))")
+    winner = verbs.add_parser(
+        "winner",
+        help="enter one winner of a winner-take-all game (E(2)(c),(d)); a split game: one entry per winner",
+    )
     winner.add_argument("--db", type=record_location, required=True, help=f"the record: {RECORD}")
     winner.add_argument("--occasion", type=int, help="occasion id (default: the latest)")
     winner.add_argument("--game", type=int, required=True, help="game number within the occasion")
     winner.add_argument("--name", required=True, help="winner's name")
-    winner.add_argument("--contact", required=True, help="address or telephone")
-    winner.add_argument("--prize", type=float, required=True, help="prize paid, in dollars")
-    winner.add_argument("--tax-document", help="reference of the tax reporting document (e.g. W-2G number)")
+    winner.add_argument("--contact", default="", help="address or telephone (required for a prize of $600 or more)")
+    winner.add_argument(
+        "--prize",
+        type=float,
+        required=True,
+        help="what this winner was paid, in dollars: the game's prize, or their share of a split (the shares of a "
+        "game add up to its prize)",
+    )
+    winner.add_argument(
+        "--tax-document",
+        help="reference of the tax reporting document (e.g. W-2G number; required for $600 or more)",
+    )
+    winner.add_argument(
+        "--corrects",
+        type=int,
+        metavar="ENTRY",
+        help="this entry replaces winner entry ENTRY (the number `winner` printed): the journal keeps both",
+    )
 
     models = verbs.add_parser("models", help="manage recognizer models")
     models_verbs = models.add_subparsers(dest="models_verb", required=True, metavar="ACTION")

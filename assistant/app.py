@@ -27,6 +27,7 @@ from .messages import (
     GamePlan,
     GameStart,
     Input,
+    OccasionRecord,
     Output,
     Prompt,
     Role,
@@ -54,11 +55,11 @@ from .pipeline import (
 )
 from .procedure import RuleError, RulePack, write_diagram
 from .progress import Progress, with_progress
-from .report import json_extras, render_csv, render_html, render_json, render_text
+from .report import ReportData, render_json, render_occasions, render_text, summarize
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
 from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
-from .store import Journal, RecordLocation, Store, StoreError, check_user, is_server, occasion_record
+from .store import Journal, RecordLocation, Store, StoreError, check_user, is_server
 from .store.postgres import ServerRecord
 from .store.replica import Replica
 
@@ -273,9 +274,14 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
         else:
             session.run(script)
         run.finish(session, args.prompts_json)
-        occasion = session.procedure.occasion
-        print(render_json(occasion) if args.json else render_text(occasion))
-        return 1 if session.has_findings() else 0
+        return _verdict(session.procedure.occasion, as_json=args.json)
+
+
+def _verdict(occasion: OccasionRecord, *, as_json: bool = False) -> int:
+    """Print the occasion's report (text, or the JSON contract) and return the exit status `check`, `listen` and
+    `serve` share (`Summary.exit_status`: 1 when the occasion has findings)."""
+    print(render_json(occasion) if as_json else render_text(occasion))
+    return summarize(occasion).exit_status
 
 
 def demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -301,18 +307,16 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         session.sinks.append(step_follower(recognizers, grammar))
         session.run(inputs_from_recording(recording, recognizers, grammar, plans))
         run.finish(session, args.prompts_json or out / "demo-prompts.json")
-        occasion = session.procedure.occasion
     report_html, report_json = out / "demo-report.html", out / "demo-report.json"
     with Store.open(db, readonly=True) as store:
-        occasion_id = _latest(store, None)
-        record = occasion_record(store, occasion_id)
-        report_html.write_text(render_html(store, occasion_id), encoding="utf-8")
-    report_json.write_text(render_json(record) + "\n", encoding="utf-8")
-    print(render_text(occasion))
+        data = ReportData.load(store, _latest(store, None))
+    report_html.write_text(data.render("html"), encoding="utf-8")
+    report_json.write_text(data.render("json"), encoding="utf-8")
+    print(data.render("text"), end="")
     print(f"record: {db}\nreport: {report_html}\njson:   {report_json}")
     if mode == "wav":
         print(f"voice:  {voice_wav} (no sound device here: prompts were written to this file)")
-    return 1 if session.has_findings() else 0
+    return data.summary.exit_status
 
 
 def transcribe(args: argparse.Namespace, settings: Settings) -> int:
@@ -397,8 +401,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             session.feed(Utterance(since, end, role, "", confidence=0.0, uncertain=True))
         session.feed(SessionEnd(end))
         run.finish(session, args.prompts_json)
-        print(render_text(session.procedure.occasion))
-        return 1 if session.has_findings() else 0
+        return _verdict(session.procedure.occasion)
 
 
 def _timed(items: Iterator[Utterance | Tick], now: Callable[[], float], out: TextIO) -> Iterator[Utterance | Tick]:
@@ -498,16 +501,14 @@ def _latest(store: Store, occasion: int | None) -> int:
 
 
 def report(args: argparse.Namespace, settings: Settings) -> int:
+    """An occasion's report in one of its forms; with --list, the occasions the record holds."""
+    if args.list and args.occasion is not None:
+        raise UsageError("report takes --list or --occasion, not both")
     with Store.open(args.db, readonly=True) as store:
-        occasion_id = _latest(store, args.occasion)
-        record = occasion_record(store, occasion_id)
-        renderers: dict[str, Callable[[], str]] = {
-            "html": lambda: render_html(store, occasion_id),
-            "json": lambda: render_json(record, **json_extras(store, occasion_id)),
-            "csv": lambda: render_csv(record),
-            "text": lambda: render_text(record),
-        }
-        text = renderers[args.format]()
+        if args.list:
+            text = render_occasions(store)
+        else:
+            text = ReportData.load(store, _latest(store, args.occasion)).render(args.format)
     if args.output is not None:
         args.output.write_text(text, encoding="utf-8")
         print(args.output)
@@ -517,26 +518,50 @@ def report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def prune(args: argparse.Namespace, settings: Settings) -> int:
+    """Archive, then remove, the closed occasions older than the retention period, once the operator agrees."""
     years = args.years if args.years is not None else settings.store.retention_years
+    if years < 0:
+        raise UsageError(f"--years is 0 or more, not {years}")
     cutoff = datetime.now() - timedelta(days=365 * years)
     with Store.open(args.db) as store:
-        result = store.prune(cutoff, args.archive)
+        planned = store.prune_plan(cutoff)
+        if not planned.moved:
+            print(planned.describe())
+            return 0
+        what = f"{planned.listed()} to {args.archive} ({planned.events} records), removing them from {args.db}"
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"prune would move {what}: confirm with --yes (no terminal to ask on)")
+            answer = input(f"prune will move {what}. Move? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing moved")
+                return 0
+        result = store.prune(cutoff, args.archive, expected=planned.occasions)
     print(result.describe())
     return 0
 
 
 def winner(args: argparse.Namespace, settings: Settings) -> int:
+    """One winner of a winner-take-all game into the E(2) record (share, contact, tax paper), or a correction."""
     with Store.open(args.db) as store:
         occasion_id = _latest(store, args.occasion)
-        store.record_winner(
+        entry = store.record_winner(
             occasion_id,
             args.game,
             name=args.name,
             contact=args.contact,
             prize=args.prize,
             tax_document=args.tax_document,
+            corrects=args.corrects,
         )
-    print(f"winner recorded: occasion {occasion_id}, game {args.game}")
+        record = next(r for r in store.winner_take_all_records(occasion_id) if r.game == args.game)
+    corrected = f", correcting entry {entry.corrects}" if entry.corrects is not None else ""
+    print(
+        f"winner recorded: occasion {occasion_id}, game {args.game}, {entry.name} ${entry.prize:,.2f} "
+        f"(entry {entry.id}{corrected})"
+    )
+    lacking = "; ".join(record.missing)
+    print(f"game {args.game}'s E(2) record: {'complete' if not lacking else 'still lacks ' + lacking}")
     return 0
 
 
@@ -673,7 +698,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()
-    return 0
+    if not sessions:  # the procedure was never opened: no occasion was played
+        return 0
+    # as `listen` ends (the desk thread has stopped: the record is read here): the report, 1 when it has findings
+    return _verdict(sessions[0].procedure.occasion)
 
 
 def _loopback(host: str) -> bool:

@@ -34,7 +34,6 @@ from .messages import (
     Prompt,
     Role,
     SessionEnd,
-    Severity,
     StepChanged,
     Tick,
     Utterance,
@@ -146,10 +145,6 @@ class Session:
     def run(self, items: Iterable[Input]) -> None:
         for item in items:
             self.feed(item)
-
-    def has_findings(self) -> bool:
-        """Violations or warnings; unsure hearings alone leave a session compliant but listed for review."""
-        return any(f.severity is not Severity.UNCERTAIN for f in self.procedure.occasion.all_findings())
 
 
 def heard_to_utterance(heard: Heard, role: Role, grammar: Grammar) -> Utterance:

@@ -13,7 +13,8 @@ from html import escape
 
 from .messages import Finding, GameRecord, GameType, HeardForReview, OccasionRecord, Severity
 from .procedure import clause_table
-from .store import PRIZE_CAP, OccasionInfo, Store, VerifyResult, WinnerTakeAllRecord, occasion_record
+from .store import PRIZE_CAP, OccasionInfo, RecordGap, Store, VerifyResult, WinnerTakeAllRecord, occasion_record
+from .store.records import winner_take_all_records
 
 STORE_KEPT = "E(2)(a)-(e)"
 """The clause-table row of the winner-take-all record: filled from the store, not from speech."""
@@ -24,7 +25,7 @@ class ClauseRow:
     clause: str
     title: str
     status: str
-    """pass | finding | uncertain | not observable | not applicable"""
+    """pass | finding | warning | uncertain | not observable | not applicable | incomplete (the E(2) record)"""
     note: str = ""
 
 
@@ -36,6 +37,73 @@ def _clock(seconds: float) -> str:
 
 def _money(amount: float | None) -> str:
     return "—" if amount is None else f"${amount:,.2f}"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What every form of an occasion's report says of it (text, JSON, CSV, HTML, and `check`'s exit status), computed
+    once by `summarize`: the procedure's findings, what the E(2) record still lacks, the verdict."""
+
+    findings: tuple[tuple[int | None, Finding], ...]
+    """(game or None, finding): each game's findings in game order, then the occasion's."""
+    gaps: tuple[RecordGap, ...]
+    """What the E(2) record of a winner-take-all game still lacks (entered with `winner`): not a finding of the
+    conduct, but the record is incomplete until it is entered."""
+    review: int
+    """Speech heard for review (not findings)."""
+
+    @property
+    def counts(self) -> Counter[Severity]:
+        return Counter(f.severity for _, f in self.findings)
+
+    @property
+    def has_findings(self) -> bool:
+        """Violations or warnings; unsure hearings alone leave an occasion compliant, listed for review."""
+        return any(f.severity is not Severity.UNCERTAIN for _, f in self.findings)
+
+    @property
+    def exit_status(self) -> int:
+        """`check`, `listen` and `serve`: 1 when the occasion has findings (violations or warnings), else 0."""
+        return 1 if self.has_findings else 0
+
+    @property
+    def verdict(self) -> str:
+        """One line: the findings by severity, and whether the E(2) record is complete."""
+        counts = self.counts
+        total = sum(counts.values())
+        gaps = len(self.gaps)
+        incomplete = (
+            f"the E(2) record lacks {gaps} entr{'ies' if gaps != 1 else 'y'} (enter winners with "
+            "`bingo-assistant winner`)"
+        )
+        if total == 0:
+            return f"No findings; {incomplete}." if gaps else "Compliant: no findings."
+        parts = ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s])
+        verdict = f"{total} finding{'s' if total != 1 else ''}: {parts}."
+        return f"{verdict[:-1]}; {incomplete}." if gaps else verdict
+
+    def to_json(self) -> dict[str, object]:
+        counts = self.counts
+        return {
+            "verdict": self.verdict,
+            "findings": len(self.findings),
+            **{s.value: counts[s] for s in Severity},
+            "review": self.review,
+            "record_incomplete": [{"game": g.game, "clause": g.clause, "missing": g.what} for g in self.gaps],
+        }
+
+
+def summarize(record: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | None = None) -> Summary:
+    """The one summary every form renders. `e2`: the E(2) records with the winners the store holds; None for a
+    record with no store behind it (`check` without one): its winner-take-all games then have no winner entered."""
+    if e2 is None:
+        e2 = winner_take_all_records(record.games, ())
+    findings = [(g.number, f) for g in record.games for f in g.findings] + [(None, f) for f in record.findings]
+    return Summary(
+        findings=tuple(findings),
+        gaps=tuple(gap for r in e2 for gap in r.gaps),
+        review=len(record.all_review()),
+    )
 
 
 def clause_rows(record: OccasionRecord, winners: Sequence[WinnerTakeAllRecord] = ()) -> list[ClauseRow]:
@@ -51,7 +119,7 @@ def clause_rows(record: OccasionRecord, winners: Sequence[WinnerTakeAllRecord] =
         if row.clause == STORE_KEPT:
             gaps = [gap for w in winners for gap in w.missing]
             if gaps:
-                status, note = "finding", "; ".join(gaps)
+                status, note = "incomplete", "; ".join(gaps)
             elif any(w.type is GameType.WINNER_TAKE_ALL for w in winners):
                 status, note = "pass", "cards sold, date and time, prize and winners recorded; kept in the journal"
             else:
@@ -74,8 +142,14 @@ def _review_line(item: HeardForReview) -> str:
     return f'  {_clock(item.time)}  for review {item.role.value}: "{item.heard}"{unsure}: {item.reason}'
 
 
-def render_text(occasion: OccasionRecord) -> str:
-    """What `check` prints without --json: each game with its findings, then the occasion's, then the verdict."""
+def _gap_line(gap: RecordGap) -> str:
+    return f"  {'':>7}  {gap.clause:<8} {'incomplete':<9} missing from the E(2) record: {gap.what}"
+
+
+def render_text(occasion: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | None = None) -> str:
+    """What `check` prints without --json: each game with its findings and E(2) gaps, then the occasion's, then the
+    verdict (`summarize`). `e2`: the E(2) records from the store, when there is one."""
+    summary = summarize(occasion, e2)
     lines: list[str] = []
     for game in occasion.games:
         calls = [c for c in game.calls if not c.withdrawn]
@@ -85,76 +159,73 @@ def render_text(occasion: OccasionRecord) -> str:
             f"{claims} claim{'s' if claims != 1 else ''}, {game.status}"
         )
         lines.extend(_finding_line(f) for f in game.findings)
+        lines.extend(_gap_line(gap) for gap in summary.gaps if gap.game == game.number)
         lines.extend(_review_line(r) for r in game.review)
     lines.append(f"Occasion: prizes {_money(occasion.prizes_total)} of the {_money(PRIZE_CAP)} cap")
     lines.extend(_finding_line(f) for f in occasion.findings)
     lines.extend(_review_line(r) for r in occasion.review)
     lines.extend(f"  note: {note}" for note in occasion.notes)
-    review = len(occasion.all_review())
-    if review:
-        lines.append(f"{review} heard for review (speech the procedure could not place; not findings).")
-    counts = Counter(f.severity for f in occasion.all_findings())
-    total = sum(counts.values())
-    if total == 0:
-        lines.append("Compliant: no findings.")
-    else:
-        parts = ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s])
-        lines.append(f"{total} finding{'s' if total != 1 else ''}: {parts}.")
+    if summary.review:
+        lines.append(f"{summary.review} heard for review (speech the procedure could not place; not findings).")
+    lines.append(summary.verdict)
     return "\n".join(lines) + "\n"
 
 
-def render_json(occasion: OccasionRecord, **extra: object) -> str:
-    """The `check --json` contract (OccasionRecord.to_json), with any extra top-level keys."""
-    return json.dumps({**occasion.to_json(), **extra}, indent=2, ensure_ascii=False) + "\n"
+def render_json(occasion: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | None = None, **extra: object) -> str:
+    """The `check --json` contract (OccasionRecord.to_json) with its `summary` (`summarize`), and any extra top-level
+    keys. `e2`: the E(2) records from the store, when there is one."""
+    document = {**occasion.to_json(), "summary": summarize(occasion, e2).to_json(), **extra}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def json_extras(store: Store, occasion: int) -> dict[str, object]:
     """What `report --format json` adds to the contract from the store: the occasion, E(2) records, integrity."""
-    info = store.occasion_info(occasion)
-    integrity = store.verify()
-    return {
-        "occasion_id": occasion,
-        "source": info.source,
-        "started_at": info.started_at.isoformat(),
-        "closed_at": info.closed_at.isoformat() if info.closed_at else None,
-        "winner_take_all": [
-            {
-                "game": w.game,
-                "type": w.type.value,
-                "cards_sold": w.cards_sold,
-                "conducted_at": w.conducted_at.isoformat() if w.conducted_at else None,
-                "prize": w.prize,
-                "winners": [
-                    {"name": p.name, "contact": p.contact, "prize": p.prize, "tax_document": p.tax_document}
-                    for p in w.winners
-                ],
-                "missing": list(w.missing),
-            }
-            for w in store.winner_take_all_records(occasion)
-        ],
-        "prize_cap": PRIZE_CAP,
-        "integrity": {
-            "ok": integrity.ok,
-            "records": integrity.checked,
-            "head": integrity.head,
-            "first_bad": str(integrity.first_bad) if integrity.first_bad else None,
-        },
-    }
+    return ReportData.load(store, occasion).json_extras()
+
+
+def render_occasions(store: Store) -> str:
+    """`report --list`: the occasions the record holds, one a line: id, date, games by type, open or closed, source."""
+    infos = store.occasions()
+    hall = f" (hall {store.hall})" if store.hall is not None else ""
+    if not infos:
+        return f"{store.path}{hall} holds no occasion\n"
+    lines = [f"{store.path}{hall}: {len(infos)} occasion{'s' if len(infos) != 1 else ''}"]
+    rows = [("OCCASION", "DATE", "GAMES", "STATE", "SOURCE")]
+    for info in infos:
+        games = occasion_record(store, info.id).games
+        kinds = Counter(g.plan.type.value for g in games)
+        listed = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        closed = f"closed {info.closed_at.astimezone():%Y-%m-%d %H:%M}" if info.closed_at else "open"
+        rows.append(
+            (
+                str(info.id),
+                f"{info.started_at.astimezone():%Y-%m-%d %H:%M}",
+                f"{len(games)}{f' ({listed})' if listed else ''}",
+                closed,
+                info.source,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines.extend("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]) for row in rows)
+    return "\n".join(lines) + "\n"
 
 
 CSV_COLUMNS = ("occasion", "game", "time", "clock", "clause", "code", "severity", "heard", "message")
+RECORD_GAP = "record-incomplete"
+"""The code of a CSV row for an entry the E(2) record lacks (severity "incomplete")."""
 
 
-def render_csv(occasion: OccasionRecord, *, occasion_id: int | None = None) -> str:
-    """One finding per row, game findings in game order, then the occasion's."""
+def render_csv(occasion: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | None = None, *, occasion_id: int) -> str:
+    """One finding per row, game findings in game order, then the occasion's; then one row per entry the E(2) record
+    lacks (`summarize`)."""
+    summary = summarize(occasion, e2)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
-    rows = [(g.number, f) for g in occasion.games for f in g.findings] + [(None, f) for f in occasion.findings]
-    for game, finding in rows:
+    for game, finding in summary.findings:
         writer.writerow(
             (
-                "" if occasion_id is None else occasion_id,
+                occasion_id,
                 "" if game is None else game,
                 round(finding.time, 2),
                 _clock(finding.time),
@@ -164,6 +235,10 @@ def render_csv(occasion: OccasionRecord, *, occasion_id: int | None = None) -> s
                 finding.heard,
                 finding.message,
             )
+        )
+    for gap in summary.gaps:
+        writer.writerow(
+            (occasion_id, gap.game, "", "", gap.clause, RECORD_GAP, "incomplete", "", f"missing: {gap.what}")
         )
     return out.getvalue()
 
@@ -193,9 +268,66 @@ class ReportData:
             generated_at=datetime.now().astimezone(),
         )
 
+    @property
+    def summary(self) -> Summary:
+        return summarize(self.record, self.winners)
+
     def wall(self, seconds: float) -> str:
         moment = (self.info.started_at + timedelta(seconds=seconds)).astimezone()
         return moment.strftime("%H:%M:%S")
+
+    def json_extras(self) -> dict[str, object]:
+        """What `report --format json` adds to the contract from the store: the occasion, E(2) records, integrity."""
+        info, integrity = self.info, self.integrity
+        return {
+            "occasion_id": self.occasion_id,
+            "source": info.source,
+            "started_at": info.started_at.isoformat(),
+            "closed_at": info.closed_at.isoformat() if info.closed_at else None,
+            "winner_take_all": [
+                {
+                    "game": w.game,
+                    "type": w.type.value,
+                    "cards_sold": w.cards_sold,
+                    "conducted_at": w.conducted_at.isoformat() if w.conducted_at else None,
+                    "prize": w.prize,
+                    "winners": [
+                        {
+                            "entry": p.id,
+                            "name": p.name,
+                            "contact": p.contact,
+                            "prize": p.prize,
+                            "tax_document": p.tax_document,
+                        }
+                        for p in w.winners
+                    ],
+                    "missing": list(w.missing),
+                }
+                for w in self.winners
+            ],
+            "prize_cap": PRIZE_CAP,
+            "integrity": {
+                "ok": integrity.ok,
+                "records": integrity.checked,
+                "head": integrity.head,
+                "first_bad": str(integrity.first_bad) if integrity.first_bad else None,
+            },
+        }
+
+    def render(self, form: str) -> str:
+        """The report in one of its forms (`REPORT_FORMS`), each rendering the same `summary`."""
+        if form == "html":
+            return html_report(self)
+        if form == "json":
+            return render_json(self.record, self.winners, **self.json_extras())
+        if form == "csv":
+            return render_csv(self.record, self.winners, occasion_id=self.occasion_id)
+        if form == "text":
+            return render_text(self.record, self.winners)
+        raise ValueError(f"no report form {form!r}: one of {', '.join(REPORT_FORMS)}")
+
+
+REPORT_FORMS = ("html", "json", "csv", "text")
 
 
 CSS = """
@@ -222,6 +354,7 @@ dl.facts dd { margin: 0; }
 .status.finding, .status.violation { color: var(--bad); }
 .status.warning { color: var(--warn); }
 .status.uncertain, .status.not-observable, .status.not-applicable { color: var(--muted); border-style: dashed; }
+.status.incomplete { color: var(--warn); border-style: dashed; }
 .verdict { border: 1.5pt solid; padding: .5em .8em; margin: 1em 0; font-weight: bold; }
 .verdict.bad { color: var(--bad); }
 .verdict.ok { color: var(--ok); }
@@ -358,7 +491,7 @@ def _winners_section(data: ReportData) -> str:
         )
         when = w.conducted_at.astimezone().strftime("%Y-%m-%d %H:%M") if w.conducted_at else "—"
         missing = "<br>".join(escape(m) for m in w.missing)
-        state = _status("finding") + f"<br>{missing}" if w.missing else _status("pass")
+        state = _status("incomplete") + f"<br>{missing}" if w.missing else _status("pass")
         rows.append(
             f'<tr><td class="num">{w.game}</td><td class="nowrap">{escape(w.type.value)}</td>'
             f'<td class="num">{"—" if w.cards_sold is None else w.cards_sold}</td><td class="nowrap">{when}</td>'
@@ -373,20 +506,19 @@ def _winners_section(data: ReportData) -> str:
 
 def html_report(data: ReportData) -> str:
     """The inspector's report as one self-contained HTML page that prints on letter paper."""
-    record, info = data.record, data.info
-    findings = record.all_findings()
-    counts = Counter(f.severity for f in findings)
+    record, info, summary = data.record, data.info, data.summary
+    counts = summary.counts
     clauses = clause_rows(record, data.winners)
     breached = [row.clause for row in clauses if row.status == "finding"]
     cautioned = [row.clause for row in clauses if row.status == "warning"]
-    warned = f"warnings under {escape(', '.join(cautioned))}" if cautioned else ""
-    if breached:
-        also = f"; {warned}" if warned else ""
-        verdict = f'<div class="verdict bad">Findings under {escape(", ".join(breached))}{also}</div>'
-    elif cautioned:
-        verdict = f'<div class="verdict warn">No violation; {warned}</div>'
-    else:
-        verdict = '<div class="verdict ok">No finding: every observable clause passed</div>'
+    under = "; ".join(
+        f"{what} under {', '.join(listed)}"
+        for what, listed in (("violations", breached), ("warnings", cautioned))
+        if listed
+    )
+    tone = "bad" if counts[Severity.VIOLATION] else "warn" if summary.has_findings or summary.gaps else "ok"
+    clauses_line = f"<br>{escape(under[0].upper() + under[1:])}" if under else ""
+    verdict = f'<div class="verdict {tone}">{escape(summary.verdict)}{clauses_line}</div>'
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"
     integrity = data.integrity
     chain = f"intact ({integrity.checked} records)" if integrity.ok else f"BROKEN — {escape(str(integrity.first_bad))}"
@@ -399,7 +531,7 @@ def html_report(data: ReportData) -> str:
         ("Games", str(len(record.games))),
         (
             "Findings",
-            f"{len(findings)} ({counts[Severity.VIOLATION]} violation, {counts[Severity.WARNING]} warning, "
+            f"{len(summary.findings)} ({counts[Severity.VIOLATION]} violation, {counts[Severity.WARNING]} warning, "
             f"{counts[Severity.UNCERTAIN]} uncertain)",
         ),
         ("Prizes of the occasion", f"{_money(record.prizes_total)} of the {_money(PRIZE_CAP)} cap (E(2)(f))"),
@@ -411,8 +543,7 @@ def html_report(data: ReportData) -> str:
         f"<td>{escape(r.note)}</td></tr>"
         for r in clauses
     )
-    all_rows = [(g.number, f) for g in record.games for f in g.findings] + [(None, f) for f in record.findings]
-    all_rows.sort(key=lambda row: row[1].time)
+    all_rows = sorted(summary.findings, key=lambda row: row[1].time)
     games = "".join(_game_section(data, g) for g in record.games) or '<p class="muted">No game was opened.</p>'
     notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
     outages = "".join(

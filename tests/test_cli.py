@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import pty
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 import wave
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +23,7 @@ import pytest
 from assistant.audio import read_wav, write_wav
 from assistant.messages import Ball
 from assistant.settings import ROOT
+from assistant.store import Store, occasion_record
 
 FIXTURES = ROOT / "audio_fixtures"
 SCENARIOS = ROOT / "tests" / "scenarios"
@@ -23,9 +31,11 @@ DEMO = FIXTURES / "demo_game.wav"
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The command as a script runs it: no terminal on standard input."""
     env = {k: v for k, v in os.environ.items() if k != "BINGO_VOSK_MODEL"}
     return subprocess.run(
         [sys.executable, "-m", "assistant", *map(str, args)],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=300,
@@ -231,3 +241,256 @@ def test_demo_runs_the_whole_pipeline_and_leaves_a_record(tmp_path: Path, game: 
     prompts = json.loads((out / "demo-prompts.json").read_text())
     voice = read_wav(out / "demo-voice.wav")
     assert prompts and voice.duration >= max(float(str(p["time"])) for p in prompts)
+
+
+def occasion_with_a_winner_take_all_game(tmp_path: Path, prize: int = 700) -> Path:
+    """A record of one occasion: game 1 winner-take-all for `prize` dollars (120 cards sold), game 2 regular."""
+    words = {300: "three hundred", 700: "seven hundred"}[prize]
+    wta = (SCENARIOS / "compliant-winner-take-all.txt").read_text(encoding="utf-8")
+    regular = (
+        "@game type=regular last_ball_required=no\n2:10 caller: last ball called is not required\n"
+        "2:16 caller: B nine\n2:19 caller: B nine\n2:30 caller: this game is completed\n"
+    )
+    script = tmp_path / "occasion.txt"
+    script.write_text(wta.replace("prize=300", f"prize={prize}").replace("three hundred", words) + regular)
+    db = tmp_path / "hall.db"
+    assert run("check", script, "--db", db, "--quiet").returncode == 0
+    return db
+
+
+def winners_in(db: Path) -> list[dict[str, object]]:
+    report = json.loads(run("report", "--db", db, "--format", "json").stdout)
+    [game] = [g for g in report["winner_take_all"] if g["game"] == 1]
+    return list(game["winners"])
+
+
+def test_a_winner_is_refused_for_a_game_that_is_not_winner_take_all(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    result = run(
+        "winner", "--db", db, "--game", "2", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "50"
+    )
+    assert result.returncode == 2
+    assert "game 2 of occasion 1 is a regular game" in one_error_line(result)
+    assert "winner-take-all games only" in result.stderr
+
+
+def test_a_prize_of_600_or_more_needs_the_contact_and_the_tax_document(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    nothing = run("winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--prize", "700")
+    assert nothing.returncode == 2
+    line = one_error_line(nothing)
+    assert "contact information (E(2)(c))" in line and "tax document reference (E(2)(d))" in line
+    no_tax = run(
+        "winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "700"
+    )
+    assert no_tax.returncode == 2
+    line = one_error_line(no_tax)
+    assert "tax document reference (E(2)(d))" in line and "contact" not in line
+    assert winners_in(db) == []
+    entered = run(
+        "winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "700",
+        "--tax-document", "W-2G 0042",
+    )  # fmt: skip
+    assert entered.returncode == 0, entered.stderr
+    assert "game 1's E(2) record: complete" in entered.stdout
+    assert [w["name"] for w in winners_in(db)] == ["Ana Ortiz"]
+
+
+def test_a_second_winner_beyond_the_prize_is_refused_and_a_correction_supersedes(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    ana = ("--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--tax-document", "W-2G 0042")
+    first = run("winner", "--db", db, *ana, "--prize", "700")
+    assert first.returncode == 0, first.stderr
+    entry = first.stdout.split("(entry ")[1].split(")")[0]
+    second = run("winner", "--db", db, "--game", "1", "--name", "Lee Chan", "--contact", "lee@example.org",
+                 "--prize", "700", "--tax-document", "W-2G 0043")  # fmt: skip
+    assert second.returncode == 2
+    line = one_error_line(second)
+    assert "game 1's prize is $700.00" in line and "makes $1,400.00" in line and "--corrects ID" in line
+    again = run("winner", "--db", db, *ana, "--prize", "700")
+    assert again.returncode == 2 and f"(--corrects {entry})" in one_error_line(again)
+    assert [(w["name"], w["prize"]) for w in winners_in(db)] == [("Ana Ortiz", 700.0)]
+
+    # the game was split: Ana's entry is corrected to her half, then Lee's half is entered
+    half = run("winner", "--db", db, *ana, "--prize", "350", "--corrects", entry)
+    assert half.returncode == 0, half.stderr
+    assert f"correcting entry {entry}" in half.stdout
+    assert "shares add up to $350.00 of the $700.00 prize" in half.stdout
+    lee = run(
+        "winner", "--db", db, "--game", "1", "--name", "Lee Chan", "--contact", "lee@example.org", "--prize", "350"
+    )
+    assert lee.returncode == 0, lee.stderr
+    assert "complete" in lee.stdout
+    assert [(w["name"], w["prize"]) for w in winners_in(db)] == [("Ana Ortiz", 350.0), ("Lee Chan", 350.0)]
+    assert run("verify", "--db", db).returncode == 0
+    with sqlite3.connect(db) as con:  # the journal keeps every entry, the corrected one too
+        assert con.execute("SELECT count(*) FROM events WHERE kind = 'winner'").fetchone()[0] == 3
+    stale = run("winner", "--db", db, *ana, "--prize", "350", "--corrects", entry)
+    assert stale.returncode == 2 and f"no winner entry {entry} to correct" in one_error_line(stale)
+
+
+def test_every_report_form_and_check_say_the_same_of_an_incomplete_winner_record(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    checked = run("check", tmp_path / "occasion.txt", "--quiet")
+    assert checked.returncode == 0, checked.stderr  # the conduct has no finding: the record is what lacks
+    verdict = checked.stdout.strip().splitlines()[-1]
+    assert verdict.startswith("No findings; the E(2) record lacks 2 entries"), checked.stdout
+    lacking = "winner contact information for a prize of $700.00"
+    assert lacking in checked.stdout
+    as_json = json.loads(run("check", tmp_path / "occasion.txt", "--json").stdout)
+    assert as_json["summary"]["verdict"] == verdict
+    assert as_json["summary"]["record_incomplete"][0]["missing"] == lacking
+
+    def forms() -> dict[str, str]:
+        return {form: run("report", "--db", db, "--format", form).stdout for form in ("text", "json", "csv", "html")}
+
+    reports = forms()
+    assert reports["text"].strip().splitlines()[-1] == verdict
+    assert lacking in reports["text"]
+    report = json.loads(reports["json"])
+    assert report["summary"]["verdict"] == verdict
+    assert report["winner_take_all"][0]["missing"][0] == f"{lacking} (E(2)(c))"
+    rows = list(csv.DictReader(io.StringIO(reports["csv"])))
+    assert [(r["occasion"], r["game"], r["clause"], r["severity"]) for r in rows] == [
+        ("1", "1", "E(2)(c)", "incomplete"),
+        ("1", "1", "E(2)(d)", "incomplete"),
+    ]
+    assert escape(verdict) in reports["html"] and lacking in reports["html"]
+
+    won = run(
+        "winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "700",
+        "--tax-document", "W-2G 0042",
+    )  # fmt: skip
+    assert won.returncode == 0, won.stderr
+    reports = forms()
+    assert reports["text"].strip().splitlines()[-1] == "Compliant: no findings."
+    assert json.loads(reports["json"])["summary"]["verdict"] == "Compliant: no findings."
+    assert list(csv.DictReader(io.StringIO(reports["csv"]))) == []
+    assert "Compliant: no findings." in reports["html"] and lacking not in reports["html"]
+
+
+def test_the_csv_report_names_its_occasion(tmp_path: Path) -> None:
+    db = tmp_path / "hall.db"
+    assert run("check", SCENARIOS / "a3-not-repeated.txt", "--db", db, "--quiet").returncode == 1
+    result = run("report", "--db", db, "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert rows and {r["occasion"] for r in rows} == {"1"}
+    assert {r["clause"] for r in rows} >= {"A(3)"}
+
+
+def test_report_lists_the_occasions_and_a_missing_one_says_which_exist(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    assert run("check", SCENARIOS / "a3-not-repeated.txt", "--db", db, "--quiet").returncode == 1
+    listed = run("report", "--db", db, "--list")
+    assert listed.returncode == 0, listed.stderr
+    header, columns, *rows = listed.stdout.splitlines()
+    assert header == f"{db}: 2 occasions"
+    assert columns.split() == ["OCCASION", "DATE", "GAMES", "STATE", "SOURCE"]
+    first, second = (row.split() for row in rows)
+    today = run("report", "--db", db, "--format", "json").stdout
+    date = json.loads(today)["started_at"][:4]
+    assert first[0] == "1" and first[1].startswith(date) and "(1 winner-take-all, 1 regular)" in rows[0]
+    assert rows[0].endswith("occasion.txt") and rows[1].endswith("a3-not-repeated.txt")
+    assert "closed" in rows[0] and "1 (1 regular)" in rows[1]
+    missing = run("report", "--db", db, "--occasion", "999")
+    assert missing.returncode == 2
+    assert one_error_line(missing).endswith(f"no occasion 999 in {db}: it holds occasions 1, {second[0]}")
+
+
+def on_a_terminal(*args: str | Path, answer: str) -> tuple[int, str]:
+    """The command with a terminal on standard input (a pseudo-terminal) that types `answer`: (exit status, output)."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assistant", *map(str, args)],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+    os.close(follower)
+    os.write(leader, answer.encode() + b"\n")
+    out, _ = process.communicate(timeout=120)
+    os.close(leader)
+    return process.returncode, out.decode()
+
+
+def test_prune_names_what_it_will_move_and_asks_unless_yes(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    archive = tmp_path / "arch1.db"
+    date = json.loads(run("report", "--db", db, "--format", "json").stdout)["started_at"][:10]
+    refused = run("prune", "--db", db, "--archive", archive, "--years", "0")  # today's occasion: asked too
+    assert refused.returncode == 2
+    line = one_error_line(refused)
+    assert f"prune would move occasion 1 ({date}) to {archive}" in line and "confirm with --yes" in line
+    assert not archive.exists() and "1 occasion" in run("report", "--db", db, "--list").stdout
+
+    status, said = on_a_terminal("prune", "--db", db, "--archive", archive, "--years", "0", answer="n")
+    assert status == 0 and f"prune will move occasion 1 ({date})" in said and "nothing moved" in said, said
+    assert not archive.exists()
+    status, said = on_a_terminal("prune", "--db", db, "--archive", archive, "--years", "0", answer="y")
+    assert status == 0 and f"moved occasion 1 ({date}) to {archive} (" in said, said
+    assert "holds no occasion" in run("report", "--db", db, "--list").stdout
+
+
+def test_prune_moves_occasions_never_the_anchor_alone(tmp_path: Path) -> None:
+    db = occasion_with_a_winner_take_all_game(tmp_path)
+    assert run("check", SCENARIOS / "a3-not-repeated.txt", "--db", db, "--quiet").returncode == 1
+    with sqlite3.connect(db) as con:
+        second = con.execute("SELECT max(id) FROM occasions").fetchone()[0]
+    archive = tmp_path / "arch1.db"
+    moved = run("prune", "--db", db, "--archive", archive, "--years", "0", "--yes")
+    assert moved.returncode == 0, moved.stderr
+    assert moved.stdout.startswith("moved occasions 1 (") and f" and {second} (" in moved.stdout
+    with sqlite3.connect(archive) as con:
+        archived = con.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    again = run("prune", "--db", db, "--archive", archive, "--years", "0", "--yes")
+    assert (again.returncode, again.stdout.strip()) == (0, "nothing older to prune"), again.stdout + again.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT kind FROM events").fetchall() == [("anchor",)]
+    with sqlite3.connect(archive) as con:
+        assert con.execute("SELECT count(*) FROM events").fetchone()[0] == archived
+    assert run("verify", "--db", db).returncode == 0 and run("verify", "--db", archive).returncode == 0
+
+
+def serve_to_its_end(script: Path, db: Path) -> tuple[int, str]:
+    """`serve --session SCRIPT --db DB` until the whole session is in the record, then Ctrl-C: (exit status, stdout)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "serve", "--session", str(script), "--db", str(db), "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # Ctrl-C as a caller's shell gives it
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while True:  # the session's last words close its game in the record
+            assert process.poll() is None and time.monotonic() < deadline, "serve ended or did not play the session"
+            if db.exists():
+                with Store.open(db, readonly=True) as store:
+                    occasion = store.latest_occasion()
+                    games = occasion_record(store, occasion).games if occasion is not None else []
+                if games and games[-1].status == "completed":
+                    break
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    return process.returncode, out
+
+
+@pytest.mark.parametrize(("scenario", "status"), [("a3-not-repeated", 1), ("compliant-regular", 0)])
+def test_serve_exits_as_check_does_when_stopped(tmp_path: Path, scenario: str, status: int) -> None:
+    script = SCENARIOS / f"{scenario}.txt"
+    checked = run("check", script, "--quiet")
+    assert checked.returncode == status
+    served, said = serve_to_its_end(script, tmp_path / "hall.db")
+    assert served == status, said
+    assert said.strip().splitlines()[-1] == checked.stdout.strip().splitlines()[-1]

@@ -224,6 +224,7 @@ def test_the_next_game_and_its_winner_from_the_forms(hall: Hall, page: Any) -> N
     page.fill("#winner-form input[name=name]", "Ann Lee")
     page.fill("#winner-form input[name=contact]", "505-555-0101")
     page.fill("#winner-form input[name=prize]", "700")
+    page.fill("#winner-form input[name=tax_document]", "W-2G 0042")  # $600 or more: E(2)(d)
     page.click("#winner-submit")
     text_has(page, "#winners", "Ann Lee, 505-555-0101, $700")
     with Store.open(hall.db, readonly=True) as store:

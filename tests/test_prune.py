@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.messages import Ball, CallMade, GameClosed, GameOpened, GamePlan, Role, Utterance
+from assistant.messages import Ball, CallMade, GameClosed, GameOpened, GamePlan, GameType, Role, Utterance
 from assistant.store import Store, StoreError
 
 LONG_AGO = datetime(2022, 1, 7, 19, 0, tzinfo=UTC)
@@ -17,9 +17,9 @@ CUTOFF = datetime(2023, 12, 1, tzinfo=UTC)
 
 
 def play(store: Store, started: datetime, *, close: bool = True) -> int:
-    """An occasion of one short game, closed two hours after it started."""
+    """An occasion of one short winner-take-all game for $300, closed two hours after it started."""
     occasion = store.start_occasion(source=f"night of {started:%Y-%m-%d}", started_at=started)
-    store.record_output(occasion, GameOpened(1, GamePlan(), 0.0))
+    store.record_output(occasion, GameOpened(1, GamePlan(GameType.WINNER_TAKE_ALL, cards_sold=80, prize=300.0), 0.0))
     for n, number in enumerate((5, 20, 35)):
         store.record_input(occasion, Utterance(3.0 * n, 3.0 * n + 1, Role.CALLER, f"call {number}"))
         store.record_output(occasion, CallMade(1, Ball(number), 3.0 * n, f"call {number}"))
@@ -38,7 +38,9 @@ def test_prune_moves_only_older_occasions_and_both_chains_verify(tmp_path: Path)
         kept_inputs = store.inputs(new)
         result = store.prune(CUTOFF, archive)
         assert result.occasions == (old_one, old_two)
-        assert result.describe() == f"moved {result.events} records of occasion(s) {old_one}, {old_two} to {archive}"
+        assert result.describe() == (
+            f"moved occasions {old_one} (2022-01-07) and {old_two} (2022-01-14) to {archive} ({result.events} records)"
+        )
         assert [o.id for o in store.occasions()] == [new]
         assert store.inputs(new) == kept_inputs
         check = store.verify()
@@ -93,7 +95,7 @@ def test_a_winner_entered_later_keeps_its_occasion_whole(tmp_path: Path) -> None
     with Store.open(db) as store:
         first = play(store, LONG_AGO)
         second = play(store, LONG_AGO + timedelta(days=7))
-        store.record_winner(first, 1, name="Ana", contact="505-555-0100", prize=700.0)  # after `second` began
+        store.record_winner(first, 1, name="Ana", contact="505-555-0100", prize=300.0)  # after `second` began
         result = store.prune(LONG_AGO + timedelta(days=1), archive)
         assert result.events == 0  # cutting `first` alone would split the chain inside `second`
         result = store.prune(CUTOFF, archive)

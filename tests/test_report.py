@@ -66,6 +66,11 @@ def test_json_is_the_check_json_contract(db: Path) -> None:
     data = json.loads(render_json(record_of(db), occasion_id=1))
     assert data["occasion_id"] == 1
     del data["occasion_id"]
+    summary = data.pop("summary")  # the contract's summary: what the text's last line and the exit status say
+    findings = expected.all_findings()
+    assert summary["findings"] == len(findings) and summary["violation"] + summary["warning"] == len(findings)
+    assert [(g["game"], g["clause"]) for g in summary["record_incomplete"]] == [(3, "E(2)(c)"), (3, "E(2)(d)")]
+    assert summary["verdict"] == render_text(expected).splitlines()[-1]
     assert data == json.loads(json.dumps(expected.to_json()))
     game = data["games"][0]
     assert {"number", "type", "calls", "claims", "status", "findings"} <= game.keys()
@@ -77,7 +82,7 @@ def test_json_is_the_check_json_contract(db: Path) -> None:
 
 def test_json_from_the_store_adds_the_winner_record_and_integrity(db: Path) -> None:
     with Store.open(db) as store:
-        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199", prize=700.0)
+        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199", prize=700.0, tax_document="W-2G 7")
         data = json.loads(render_json(occasion_record(store, 1), **json_extras(store, 1)))
         head = store.head()
     assert data["games"][2]["type"] == "winner-take-all"
@@ -93,11 +98,16 @@ def test_csv_has_one_row_per_finding(db: Path) -> None:
     assert tuple(rows[0]) == CSV_COLUMNS
     findings = record.all_findings()
     assert len(findings) >= 3
-    assert len(rows) - 1 == len(findings)
-    for row, finding in zip(rows[1:], findings, strict=True):
+    assert len(rows) - 1 == len(findings) + 2  # and the two entries game 3's E(2) record lacks
+    for row, finding in zip(rows[1:], findings, strict=False):
         entry = dict(zip(CSV_COLUMNS, row, strict=True))
         assert (entry["clause"], entry["code"], entry["heard"]) == (finding.clause, finding.code, finding.heard)
         assert entry["occasion"] == "1" and float(entry["time"]) == round(finding.time, 2)
+    gaps = [dict(zip(CSV_COLUMNS, row, strict=True)) for row in rows[-2:]]
+    assert [(g["occasion"], g["game"], g["clause"], g["severity"]) for g in gaps] == [
+        ("1", "3", "E(2)(c)", "incomplete"),
+        ("1", "3", "E(2)(d)", "incomplete"),
+    ]
 
 
 def test_text_lists_each_game_and_the_verdict(db: Path) -> None:
@@ -109,7 +119,11 @@ def test_text_lists_each_game_and_the_verdict(db: Path) -> None:
     counts = Counter(f.severity.value for f in record.all_findings())
     assert set(counts) == {"violation", "warning"}  # each A(3) said-once call has its A(2) warning beside it
     total = len(record.all_findings())
-    assert text.rstrip().endswith(f"{total} findings: {counts['violation']} violation, {counts['warning']} warning.")
+    verdict = f"{total} findings: {counts['violation']} violation, {counts['warning']} warning."
+    assert text.rstrip().endswith(
+        f"{verdict[:-1]}; the E(2) record lacks 2 entries (enter winners with `bingo-assistant winner`)."
+    )
+    assert "E(2)(c)  incomplete missing from the E(2) record: winner contact information for a prize of $700.00" in text
     assert render_text(OccasionRecord()).endswith("Compliant: no findings.\n")
 
 
@@ -121,14 +135,16 @@ def test_clause_table_has_every_clause_and_takes_the_winner_record_from_the_stor
     statuses = {r.clause: r.status for r in rows}
     assert statuses["A(4)"] in {"pass", "not observable"}
     assert statuses["F"] == "not applicable"
-    assert statuses["E(2)(a)-(e)"] == "finding"
+    assert statuses["E(2)(a)-(e)"] == "incomplete"
     violated = {f.clause for f in record.all_findings() if f.severity.value == "violation"}
     warned = {f.clause for f in record.all_findings() if f.severity.value == "warning"} - violated
     assert violated and all(statuses[c] == "finding" for c in violated)
     assert warned == {"A(2)"} and statuses["A(2)"] == "warning"  # speech cannot show two balls held
 
     with Store.open(db) as store:
-        store.record_winner(1, 3, name="Rosa Baca", contact="505-555-0199, Las Cruces", prize=700.0)
+        store.record_winner(
+            1, 3, name="Rosa Baca", contact="505-555-0199, Las Cruces", prize=700.0, tax_document="W-2G 7"
+        )
         rows = clause_rows(record, store.winner_take_all_records(1))
     assert {r.clause: r.status for r in rows}["E(2)(a)-(e)"] == "pass"
 

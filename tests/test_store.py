@@ -122,22 +122,34 @@ def test_winner_take_all_record_flags_missing_contact_and_tax_papers(db: Path) -
         first, second = store.winner_take_all_records(occasion)
         assert first.conducted_at == datetime(2026, 3, 14, 19, 10, tzinfo=UTC)
         assert first.cards_sold == 140
-        assert first.missing == ("winner contact information for a prize of $900.00 (E(2)(c))",)
+        assert first.missing == (
+            "winner contact information for a prize of $900.00 (E(2)(c))",
+            "tax document reference for a prize of $900.00 (E(2)(d))",
+        )
         assert "number of cards sold (E(2)(a))" in second.missing
 
-        store.record_winner(occasion, 1, name="Ana Ortiz", contact="505-555-0142", prize=900.0)
-        store.record_winner(occasion, 2, name="Lee Chan", contact="lee@example.org", prize=1500.0)
+        store.record_winner(
+            occasion, 1, name="Ana Ortiz", contact="505-555-0142", prize=900.0, tax_document="W-2G 0042"
+        )
+        store.record_winner(occasion, 2, name="Lee Chan", contact="lee@example.org", prize=750.0, tax_document="W-7")
+        store.record_winner(occasion, 2, name="Ray Vigil", contact="505-555-0177", prize=500.0)
         first, second = store.winner_take_all_records(occasion)
         assert first.missing == ()
         assert first.winners[0].contact == "505-555-0142"
         assert second.missing == (
             "number of cards sold (E(2)(a))",
-            "tax document reference for a prize of $1,500.00 (E(2)(d))",
+            "winners' shares add up to $1,250.00 of the $1,500.00 prize (E(2))",
         )
         with pytest.raises(StoreError, match="has no game 9"):
             store.record_winner(occasion, 9, name="X", contact="", prize=10.0)
         with pytest.raises(StoreError, match="a winner needs a name"):
             store.record_winner(occasion, 1, name=" ", contact="", prize=10.0)
+        with pytest.raises(StoreError, match="is a regular game"):
+            store.record_winner(occasion, 3, name="Pat", contact="", prize=50.0)
+        with pytest.raises(StoreError, match=r"^a prize of \$1,500.00 needs the winner's contact information"):
+            store.record_winner(occasion, 2, name="Sam", contact="", prize=250.0)
+        store.record_winner(occasion, 2, name="Sam Tso", contact="505-555-0188", prize=250.0)
+        assert store.winner_take_all_records(occasion)[1].missing == ("number of cards sold (E(2)(a))",)
 
 
 def test_a_second_writer_holding_the_lock_gives_database_is_locked(db: Path) -> None:

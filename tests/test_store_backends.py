@@ -135,8 +135,11 @@ def test_winner_take_all_record_flags_missing_contact_and_tax_papers(record: Rec
         store.record_output(occasion, GameOpened(2, GamePlan(GameType.WINNER_TAKE_ALL, prize=1500.0), 1800.0))
         (first, second) = store.winner_take_all_records(occasion)
         assert first.conducted_at == datetime(2026, 3, 14, 19, 10, tzinfo=UTC)
-        assert first.missing == ("winner contact information for a prize of $900.00 (E(2)(c))",)
-        store.record_winner(occasion, 1, name="Ana Ortiz", contact="505-555-0142", prize=900.0)
+        assert first.missing == (
+            "winner contact information for a prize of $900.00 (E(2)(c))",
+            "tax document reference for a prize of $900.00 (E(2)(d))",
+        )
+        store.record_winner(occasion, 1, name="Ana Ortiz", contact="505-555-0142", prize=900.0, tax_document="W-2G 1")
         (first, second) = store.winner_take_all_records(occasion)
         assert first.missing == () and first.winners[0].contact == "505-555-0142"
         assert "number of cards sold (E(2)(a))" in second.missing
@@ -345,7 +348,7 @@ def test_the_record_verbs_work_on_a_server_record(pg_url: str, tmp_path: Path) -
     assert verified.returncode == 0 and verified.stdout.startswith("chain intact:"), verified.stdout + verified.stderr
     report = json.loads(cli("report", "--db", db, "--format", "json").stdout)
     assert report["games"][0]["type"] == "winner-take-all"
-    won = cli("winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "900")
+    won = cli("winner", "--db", db, "--game", "1", "--name", "Ana Ortiz", "--contact", "505-555-0142", "--prize", "300")
     assert won.returncode == 0, won.stderr
     assert "Ana Ortiz" in cli("report", "--db", db, "--format", "html").stdout
     added = cli("users", "add", "ines", "--role", "inspector", "--db", db, "--password-stdin", stdin="long enough\n")
@@ -361,7 +364,7 @@ def test_the_record_verbs_work_on_a_server_record(pg_url: str, tmp_path: Path) -
     with plain_sql(db) as con:
         one(con, "UPDATE events SET payload = replace(payload, '\"B8\"', '\"B7\"') WHERE id = ? RETURNING id", row)
 
-    pruned = cli("prune", "--db", db, "--archive", tmp_path / "old.db", "--years", "0")
+    pruned = cli("prune", "--db", db, "--archive", tmp_path / "old.db", "--years", "0", "--yes")
     assert pruned.returncode == 0 and pruned.stdout.startswith("moved "), pruned.stdout + pruned.stderr
     assert cli("verify", "--db", db).returncode == 0
     assert cli("verify", "--db", tmp_path / "old.db").returncode == 0

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..messages import Input, OccasionRecord, Output
+from ..messages import GameType, Input, OccasionRecord, Output
 from . import chain, reports, resume, retention, schema, users
 from .chain import Event, row_hash
 from .codec import canonical, decode_message, encode_message, plain
@@ -30,18 +30,21 @@ from .records import (
     CONTACT_THRESHOLD,
     GENESIS,
     PRIZE_CAP,
+    PRIZE_TOLERANCE,
     TAX_DOCUMENT_THRESHOLD,
     USER_ROLES,
     AccessRecord,
     BadRecord,
     OccasionInfo,
     PruneResult,
+    RecordGap,
     StoreError,
     User,
     VerifyResult,
     Winner,
     WinnerTakeAllRecord,
     check_user,
+    dollars,
     iso,
     now,
 )
@@ -66,6 +69,7 @@ __all__ = [
     "Journal",
     "OccasionInfo",
     "PruneResult",
+    "RecordGap",
     "RecordLocation",
     "Store",
     "StoreError",
@@ -214,7 +218,7 @@ class Store:
         ).fetchall()
         kinds = {row[0] for row in rows}
         if "occasion-start" not in kinds:
-            raise StoreError(f"no occasion {occasion} in {self.path}")
+            raise reports.no_occasion(self, occasion)
         if open_ and "occasion-close" in kinds:
             raise StoreError(f"occasion {occasion} is closed in {self.path}")
 
@@ -274,24 +278,74 @@ class Store:
         contact: str,
         prize: float,
         tax_document: str | None = None,
-    ) -> None:
-        """The operator's entry for a winner: contact information (E(2)(c)) and tax papers (E(2)(d))."""
-        if not name.strip():
+        corrects: int | None = None,
+    ) -> Winner:
+        """The operator's entry for one winner of a winner-take-all game (E(2)(c), (d)); returns it as recorded.
+
+        One entry per person who won: a split game has one entry per winner, each with their share, and the shares
+        never add up to more than the game's prize. A prize value of `CONTACT_THRESHOLD` or more needs the winner's
+        contact, a share of `TAX_DOCUMENT_THRESHOLD` or more the tax document's reference. `corrects` names the
+        entry (its id) this one replaces: the journal keeps both, the record shows the correction. Anything else is a
+        one-line StoreError and nothing is written.
+        """
+        name, contact = name.strip(), contact.strip()
+        tax = tax_document.strip() if tax_document and tax_document.strip() else None
+        if not name:
             raise StoreError("a winner needs a name")
         if prize < 0:
             raise StoreError(f"a prize cannot be negative: {prize}")
         with self._transaction():
             self._require_occasion(occasion, open_=False)
-            if game not in {plan.game for plan in reports.games(self, occasion)}:
+            plans = {opened.game: opened.plan for opened in reports.games(self, occasion)}
+            plan = plans.get(game)
+            if plan is None:
                 raise StoreError(f"occasion {occasion} has no game {game} in {self.path}")
-            payload = {
+            if plan.type is not GameType.WINNER_TAKE_ALL:
+                raise StoreError(
+                    f"game {game} of occasion {occasion} is a {plan.type.value} game: "
+                    "the E(2) record keeps the winners of winner-take-all games only"
+                )
+            standing = self.winners(occasion)
+            if corrects is not None and corrects not in {w.id for w in standing}:
+                ids = ", ".join(f"{w.id} ({w.name}, game {w.game})" for w in standing) or "none"
+                raise StoreError(f"no winner entry {corrects} to correct in occasion {occasion}: entries {ids}")
+            others = [w for w in standing if w.game == game and w.id != corrects]
+            same = next((w for w in others if w.name.casefold() == name.casefold()), None)
+            if same is not None:
+                raise StoreError(
+                    f"{same.name} is already a winner of game {game} (entry {same.id}): "
+                    f"a correction replaces it (--corrects {same.id})"
+                )
+            paid = sum(w.prize for w in others) + prize
+            if plan.prize is not None and paid > plan.prize + PRIZE_TOLERANCE:
+                entered = ", ".join(f"{w.name} {dollars(w.prize)} (entry {w.id})" for w in others)
+                already = f" with {entered} entered" if others else ""
+                raise StoreError(
+                    f"game {game}'s prize is {dollars(plan.prize)}: {name}'s {dollars(prize)}{already} makes "
+                    f"{dollars(paid)}; split winners' shares add up to the prize, a wrong entry is corrected "
+                    "(--corrects ID)"
+                )
+            value = max(plan.prize or 0.0, paid)
+            lacking = []
+            if value >= CONTACT_THRESHOLD and not contact:
+                lacking.append("the winner's contact information (E(2)(c))")
+            if prize >= TAX_DOCUMENT_THRESHOLD and tax is None:
+                lacking.append("the tax document reference (E(2)(d))")
+            if lacking:
+                raise StoreError(f"a prize of {dollars(max(value, prize))} needs {' and '.join(lacking)}")
+            payload: dict[str, object] = {
                 "game": game,
-                "name": name.strip(),
-                "contact": contact.strip(),
+                "name": name,
+                "contact": contact,
                 "prize": float(prize),
-                "tax_document": tax_document.strip() if tax_document and tax_document.strip() else None,
+                "tax_document": tax,
             }
-            self._append(occasion=occasion, kind="winner", type="Winner", payload=canonical(payload))
+            if corrects is not None:
+                payload["corrects"] = corrects
+            event = self._append(occasion=occasion, kind="winner", type="Winner", payload=canonical(payload))
+        return Winner(
+            game, name, contact, float(prize), tax, datetime.fromisoformat(event.recorded_at), event.id, corrects
+        )
 
     # ------------------------------------------------------------ the console's users and who did what
 
@@ -357,7 +411,12 @@ class Store:
         return reports.outputs_by_input(self, occasion)
 
     def winners(self, occasion: int) -> list[Winner]:
+        """The winners of an occasion as the record stands (a corrected entry left out)."""
         return reports.winners(self, occasion)
+
+    def winner_entries(self, occasion: int) -> list[Winner]:
+        """Every winner entry of an occasion as entered, corrected ones included."""
+        return reports.winner_entries(self, occasion)
 
     def winner_take_all_records(self, occasion: int) -> list[WinnerTakeAllRecord]:
         """The E(2) record of every winner-take-all game, and of any other game with a winner entered."""
@@ -382,6 +441,11 @@ class Store:
         except self._db.errors as exc:
             raise self._db.error(exc) from None
 
-    def prune(self, older_than: datetime, archive: Path) -> PruneResult:
-        """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable."""
-        return retention.prune(self, older_than, archive)
+    def prune_plan(self, older_than: datetime) -> PruneResult:
+        """What `prune` would move now: the occasions (with their dates) and the number of rows; nothing is written."""
+        return retention.plan(self, older_than)
+
+    def prune(self, older_than: datetime, archive: Path, *, expected: Sequence[int] | None = None) -> PruneResult:
+        """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable.
+        `expected`: the occasions the operator agreed to move; if the record changed since, nothing moves."""
+        return retention.prune(self, older_than, archive, expected=expected)

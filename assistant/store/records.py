@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..messages import GameType
+from ..messages import GameRecord, GameType
 
 GENESIS = "0" * 64
 """The previous hash of the first record ever written."""
 CONTACT_THRESHOLD = 600.0
 """E(2)(c): winner contact information is required when the prize is this much or more."""
-TAX_DOCUMENT_THRESHOLD = 1200.0
-"""IRS Form W-2G is due for bingo winnings of this much or more: the E(2)(d) record expects its reference."""
+TAX_DOCUMENT_THRESHOLD = 600.0
+"""E(2)(d): a winner paid this much or more has the reference of the hall's tax reporting document for the payment
+in the record (a W-2G, or whatever paper the hall keeps for it): the hall's threshold, kept with E(2)(c)'s."""
+PRIZE_TOLERANCE = 0.005
+"""Half a cent: shares of a prize are compared in dollars and cents."""
 PRIZE_CAP = 2500.0
 """E(2)(f): aggregate prizes of one occasion."""
 USER_ROLES = ("caller", "floor", "inspector")
@@ -62,24 +66,6 @@ class VerifyResult:
 
 
 @dataclass(frozen=True)
-class PruneResult:
-    occasions: tuple[int, ...]
-    """Occasions moved to the archive."""
-    events: int
-    """Journal rows moved."""
-    archive: Path | None
-    anchor_hash: str | None
-    """Hash of the last moved row, kept in the journal's anchor row."""
-
-    def describe(self) -> str:
-        """One line for `prune`."""
-        if not self.events:
-            return "nothing older to prune"
-        listed = ", ".join(str(o) for o in self.occasions)
-        return f"moved {self.events} records of occasion(s) {listed} to {self.archive}"
-
-
-@dataclass(frozen=True)
 class OccasionInfo:
     id: int
     source: str
@@ -88,15 +74,64 @@ class OccasionInfo:
 
 
 @dataclass(frozen=True)
+class PruneResult:
+    moved: tuple[OccasionInfo, ...]
+    """Occasions moved to the archive (or, before a prune, that it will move)."""
+    events: int
+    """Journal rows moved."""
+    archive: Path | None
+    anchor_hash: str | None
+    """Hash of the last moved row, kept in the journal's anchor row (None before the prune)."""
+
+    @property
+    def occasions(self) -> tuple[int, ...]:
+        return tuple(info.id for info in self.moved)
+
+    def listed(self) -> str:
+        """The occasions with their dates: "occasion 3 (2019-05-01)", "occasions 3 (2019-05-01) and 4 (2019-05-08)"."""
+        named = [f"{info.id} ({info.started_at.astimezone():%Y-%m-%d})" for info in self.moved]
+        if len(named) == 1:
+            return f"occasion {named[0]}"
+        return f"occasions {', '.join(named[:-1])} and {named[-1]}"
+
+    def describe(self) -> str:
+        """One line for `prune`."""
+        if not self.events:
+            return "nothing older to prune"
+        return f"moved {self.listed()} to {self.archive} ({self.events} records)"
+
+
+def dollars(amount: float) -> str:
+    return f"${amount:,.2f}"
+
+
+@dataclass(frozen=True)
 class Winner:
-    """A winner entered by the operator (E(2)(c), (d))."""
+    """A winner entered by the operator (E(2)(c), (d)): one per person who won the game, with their share."""
 
     game: int
     name: str
     contact: str
     prize: float
+    """What this winner was paid: the game's prize, or their share of it when the game was split."""
     tax_document: str | None
     recorded_at: datetime
+    id: int
+    """The journal row of the entry: what a correction names (`winner --corrects ID`)."""
+    corrects: int | None = None
+    """The entry this one replaces, when it is a correction."""
+
+
+@dataclass(frozen=True)
+class RecordGap:
+    """Something the E(2) record of a game still lacks, naming its clause."""
+
+    game: int
+    clause: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.clause})"
 
 
 @dataclass(frozen=True)
@@ -111,22 +146,65 @@ class WinnerTakeAllRecord:
     winners: tuple[Winner, ...]
 
     @property
-    def missing(self) -> tuple[str, ...]:
+    def paid(self) -> float:
+        """The winners' shares together."""
+        return sum(w.prize for w in self.winners)
+
+    @property
+    def gaps(self) -> tuple[RecordGap, ...]:
         """What the E(2) record still lacks, each naming its clause."""
-        gaps: list[str] = []
+        gaps: list[RecordGap] = []
+
+        def gap(clause: str, what: str) -> None:
+            gaps.append(RecordGap(self.game, clause, what))
+
         if self.type is GameType.WINNER_TAKE_ALL and self.cards_sold is None:
-            gaps.append("number of cards sold (E(2)(a))")
+            gap("E(2)(a)", "number of cards sold")
         if self.type is GameType.WINNER_TAKE_ALL and self.prize is None:
-            gaps.append("prize amount (E(1))")
-        prize = max([self.prize or 0.0] + [w.prize for w in self.winners])
-        if prize >= CONTACT_THRESHOLD:
+            gap("E(1)", "prize amount")
+        value = max(self.prize or 0.0, self.paid)
+        if value >= CONTACT_THRESHOLD:
             if not self.winners:
-                gaps.append(f"winner contact information for a prize of ${prize:,.2f} (E(2)(c))")
-            elif any(not w.contact.strip() for w in self.winners):
-                gaps.append("contact information of a winner (E(2)(c))")
-        if prize >= TAX_DOCUMENT_THRESHOLD and (not self.winners or any(not w.tax_document for w in self.winners)):
-            gaps.append(f"tax document reference for a prize of ${prize:,.2f} (E(2)(d))")
+                gap("E(2)(c)", f"winner contact information for a prize of {dollars(value)}")
+            for w in self.winners:
+                if not w.contact.strip():
+                    gap("E(2)(c)", f"contact information of {w.name}")
+        if not self.winners and value >= TAX_DOCUMENT_THRESHOLD:
+            gap("E(2)(d)", f"tax document reference for a prize of {dollars(value)}")
+        for w in self.winners:
+            if w.prize >= TAX_DOCUMENT_THRESHOLD and not w.tax_document:
+                gap("E(2)(d)", f"tax document reference of {w.name}'s {dollars(w.prize)}")
+        if self.winners and self.prize is not None and abs(self.paid - self.prize) > PRIZE_TOLERANCE:
+            gap("E(2)", f"winners' shares add up to {dollars(self.paid)} of the {dollars(self.prize)} prize")
         return tuple(gaps)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The gaps as the reports print them: "what (clause)"."""
+        return tuple(str(g) for g in self.gaps)
+
+
+def winner_take_all_records(
+    games: Sequence[GameRecord], winners: Sequence[Winner], started_at: datetime | None = None
+) -> list[WinnerTakeAllRecord]:
+    """The E(2) record of every winner-take-all game, and of any other game with a winner entered (an older record's:
+    the store takes winners of winner-take-all games only). `started_at`: when the occasion began, if known."""
+    records = []
+    for game in games:
+        game_winners = tuple(w for w in winners if w.game == game.number)
+        if game.plan.type is not GameType.WINNER_TAKE_ALL and not game_winners:
+            continue
+        records.append(
+            WinnerTakeAllRecord(
+                game=game.number,
+                type=game.plan.type,
+                cards_sold=game.plan.cards_sold,
+                conducted_at=started_at + timedelta(seconds=game.start) if started_at is not None else None,
+                prize=game.plan.prize,
+                winners=game_winners,
+            )
+        )
+    return records
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..messages import (
@@ -17,13 +17,13 @@ from ..messages import (
     GameClosed,
     GameOpened,
     GameRecord,
-    GameType,
     HeardForReview,
     OccasionRecord,
     Output,
 )
 from .codec import decode_message, typed
 from .records import OccasionInfo, StoreError, Winner, WinnerTakeAllRecord
+from .records import winner_take_all_records as e2_records
 
 if TYPE_CHECKING:
     from . import Store
@@ -37,8 +37,28 @@ def occasions(store: Store) -> list[OccasionInfo]:
 def occasion_info(store: Store, occasion: int) -> OccasionInfo:
     rows = store._read("SELECT id, source, started_at, closed_at FROM occasions WHERE id = ?", (occasion,))
     if not rows:
-        raise StoreError(f"no occasion {occasion} in {store.path}")
+        raise no_occasion(store, occasion)
     return _occasion_info(rows[0])
+
+
+def no_occasion(store: Store, occasion: int) -> StoreError:
+    """The one-line error for an occasion the record does not hold, saying which it holds."""
+    held = [int(row[0]) for row in store._read("SELECT id FROM occasions ORDER BY id")]
+    if not held:
+        return StoreError(f"no occasion {occasion} in {store.path}: it holds no occasion")
+    return StoreError(f"no occasion {occasion} in {store.path}: it holds {_ranges(held)}")
+
+
+def _ranges(ids: list[int]) -> str:
+    """Occasion ids as a reader takes them in: "occasion 4", "occasions 1, 3-5"."""
+    spans: list[list[int]] = []
+    for i in ids:
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    listed = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    return f"occasion{'s' if len(ids) > 1 else ''} {listed}"
 
 
 def latest_occasion(store: Store, source: str | None = None) -> int | None:
@@ -93,12 +113,13 @@ def outputs_by_input(store: Store, occasion: int) -> dict[int, list[Output]]:
     return grouped
 
 
-def winners(store: Store, occasion: int) -> list[Winner]:
+def winner_entries(store: Store, occasion: int) -> list[Winner]:
+    """Every winner entry of an occasion as entered, corrected ones included, in the order entered."""
     rows = store._read(
-        "SELECT payload, recorded_at FROM events WHERE occasion = ? AND kind = 'winner' ORDER BY id", (occasion,)
+        "SELECT id, payload, recorded_at FROM events WHERE occasion = ? AND kind = 'winner' ORDER BY id", (occasion,)
     )
     found = []
-    for payload, recorded_at in rows:
+    for row_id, payload, recorded_at in rows:
         data = json.loads(payload)
         found.append(
             Winner(
@@ -108,9 +129,18 @@ def winners(store: Store, occasion: int) -> list[Winner]:
                 prize=float(data["prize"]),
                 tax_document=data["tax_document"],
                 recorded_at=datetime.fromisoformat(recorded_at),
+                id=int(row_id),
+                corrects=int(data["corrects"]) if data.get("corrects") is not None else None,
             )
         )
     return found
+
+
+def winners(store: Store, occasion: int) -> list[Winner]:
+    """The winners of an occasion as the record stands: an entry a later one corrects is left out."""
+    entries = winner_entries(store, occasion)
+    replaced = {w.corrects for w in entries if w.corrects is not None}
+    return [w for w in entries if w.id not in replaced]
 
 
 def games(store: Store, occasion: int) -> list[GameOpened]:
@@ -120,23 +150,7 @@ def games(store: Store, occasion: int) -> list[GameOpened]:
 def winner_take_all_records(store: Store, occasion: int) -> list[WinnerTakeAllRecord]:
     """The E(2) record of every winner-take-all game, and of any other game with a winner entered."""
     started = store.occasion_info(occasion).started_at
-    entered = store.winners(occasion)
-    records = []
-    for opened in games(store, occasion):
-        game_winners = tuple(w for w in entered if w.game == opened.game)
-        if opened.plan.type is not GameType.WINNER_TAKE_ALL and not game_winners:
-            continue
-        records.append(
-            WinnerTakeAllRecord(
-                game=opened.game,
-                type=opened.plan.type,
-                cards_sold=opened.plan.cards_sold,
-                conducted_at=started + timedelta(seconds=opened.time),
-                prize=opened.plan.prize,
-                winners=game_winners,
-            )
-        )
-    return records
+    return e2_records(occasion_record(store, occasion).games, store.winners(occasion), started)
 
 
 def _occasion_info(row: tuple[object, ...]) -> OccasionInfo:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,41 +15,67 @@ from .records import PruneResult, StoreError, iso
 
 if TYPE_CHECKING:
     from . import Store
+    from .port import Connection
 
 
-def prune(store: Store, older_than: datetime, archive: Path) -> PruneResult:
-    """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable.
+def _cut(db: Connection, cutoff: str) -> tuple[int, tuple[int, ...]]:
+    """The last journal row a prune moves (0: none) and the occasions it moves.
 
     Only a prefix of the journal moves (the chain runs across occasions), up to the first record of an occasion
-    that must stay. The archive (a SQLite file, whatever the record's back end) gets the rows verbatim, with the hash
-    its chain starts from; the journal gets an anchor row recording the hash of the last row moved.
+    that must stay, and it ends with the last row of an occasion that moves: rows of no occasion (users added, the
+    anchor of an earlier prune) move only with the occasions around them, never on their own. The journal thus always
+    keeps the anchor its chain starts from: a prune that moves an earlier anchor writes the next one.
+    """
+    rows = db.execute("SELECT id, occasion FROM events ORDER BY id").fetchall()
+    closed = {
+        occasion: json.loads(payload).get("closed_at")
+        for occasion, payload in db.execute(
+            "SELECT occasion, payload FROM events WHERE kind = 'occasion-close'"
+        ).fetchall()
+    }
+    last_row: dict[int, int] = {}
+    for row_id, occasion in rows:
+        if occasion is not None:
+            last_row[occasion] = row_id
+    prunable = {occ for occ, closed_at in closed.items() if closed_at is not None and closed_at < cutoff}
+    cut, needed = 0, 0
+    for row_id, occasion in rows:
+        if occasion is None:
+            continue
+        if occasion not in prunable:
+            break
+        needed = max(needed, last_row[occasion])
+        if row_id >= needed:
+            cut = row_id
+    return cut, tuple(sorted({occ for row_id, occ in rows if occ is not None and row_id <= cut}))
+
+
+def plan(store: Store, older_than: datetime) -> PruneResult:
+    """What `prune` would move now (nothing is written): the occasions and the number of rows."""
+    db = store._db
+    try:
+        cut, occasions = _cut(db, iso(older_than))
+        events = db.execute("SELECT count(*) FROM events WHERE id <= ?", (cut,)).fetchone()[0] if cut else 0
+    except db.errors as exc:
+        raise db.error(exc) from None
+    return PruneResult(tuple(store.occasion_info(o) for o in occasions), int(events), None, None)
+
+
+def prune(store: Store, older_than: datetime, archive: Path, *, expected: Sequence[int] | None = None) -> PruneResult:
+    """Move every closed occasion that ended before `older_than` to `archive`, keeping the chain verifiable.
+
+    The archive (a SQLite file, whatever the record's back end) gets the rows verbatim, with the hash its chain
+    starts from; the journal gets an anchor row recording the hash of the last row moved. `expected`: the occasions
+    the operator agreed to move (`plan`); when the record has changed since, nothing moves (a one-line StoreError).
     """
     cutoff = iso(older_than)
     with store._transaction() as db:
-        rows = db.execute("SELECT id, occasion, hash FROM events ORDER BY id").fetchall()
-        closed = {
-            occasion: json.loads(payload).get("closed_at")
-            for occasion, payload in db.execute(
-                "SELECT occasion, payload FROM events WHERE kind = 'occasion-close'"
-            ).fetchall()
-        }
-        last_row: dict[int, int] = {}
-        for row_id, occasion, _ in rows:
-            if occasion is not None:
-                last_row[occasion] = row_id
-        prunable = {occ for occ, closed_at in closed.items() if closed_at is not None and closed_at < cutoff}
-        cut, needed = 0, 0
-        for row_id, occasion, _ in rows:
-            if occasion is not None and occasion not in prunable:
-                break
-            if occasion is not None:
-                needed = max(needed, last_row[occasion])
-            if row_id >= needed:
-                cut = row_id
-        moved = [row for row in rows if row[0] <= cut]
-        if not moved:
+        cut, occasions = _cut(db, cutoff)
+        if expected is not None and tuple(expected) != occasions:
+            raise StoreError(f"the record {store.path} changed since prune listed what it would move: nothing moved")
+        if not cut:
             return PruneResult((), 0, None, None)
-        occasions = tuple(sorted({occ for _, occ, _ in moved if occ is not None}))
+        moved = tuple(store.occasion_info(o) for o in occasions)
         events = [
             chain.Event(*row)
             for row in db.execute(
@@ -75,7 +102,7 @@ def prune(store: Store, older_than: datetime, archive: Path) -> PruneResult:
                 }
             ),
         )
-    return PruneResult(occasions, len(events), archive, events[-1].hash)
+    return PruneResult(moved, len(events), archive, events[-1].hash)
 
 
 def write_archive(store: Store, archive: Path, events: list[chain.Event], origin: tuple[int, str]) -> None:
