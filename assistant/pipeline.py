@@ -462,7 +462,9 @@ def plans_from(path: Path | None) -> list[GamePlan]:
     from .script import parse_plan
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark of an editor's is no part of the text
     except OSError as exc:
         raise FileNotFoundError(f"cannot read plan {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError:
+        raise FileNotFoundError(f"cannot read plan {path}: not a text file (not UTF-8)") from None
     return parse_plan(text)

@@ -90,12 +90,16 @@ def render_text(occasion: OccasionRecord) -> str:
     lines.extend(_finding_line(f) for f in occasion.findings)
     lines.extend(_review_line(r) for r in occasion.review)
     lines.extend(f"  note: {note}" for note in occasion.notes)
+    lines.extend(f"  incomplete: {what}" for what in occasion.incomplete)
     review = len(occasion.all_review())
     if review:
         lines.append(f"{review} heard for review (speech the procedure could not place; not findings).")
     counts = Counter(f.severity for f in occasion.all_findings())
     total = sum(counts.values())
-    if total == 0:
+    if occasion.incomplete:
+        found = f"{total} finding{'s' if total != 1 else ''}" if total else "no findings"
+        lines.append(f"Not compliant: the input is incomplete ({found} in what it held).")
+    elif total == 0:
         lines.append("Compliant: no findings.")
     else:
         parts = ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s])
@@ -387,6 +391,9 @@ def html_report(data: ReportData) -> str:
         verdict = f'<div class="verdict warn">No violation; {warned}</div>'
     else:
         verdict = '<div class="verdict ok">No finding: every observable clause passed</div>'
+    if record.incomplete:  # what the input lacked comes first: nothing heard is never a pass
+        lacked = "; ".join(record.incomplete)
+        verdict = f'<div class="verdict bad">Incomplete input: {escape(lacked)}</div>' + (verdict if breached else "")
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"
     integrity = data.integrity
     chain = f"intact ({integrity.checked} records)" if integrity.ok else f"BROKEN — {escape(str(integrity.first_bad))}"

@@ -226,8 +226,9 @@ def parse_script(text: str, grammar: Grammar, name: str = "<script>") -> list[In
 
 
 def _read_text(path: Path) -> str:
+    """A text file as saved by any editor: UTF-8, with or without a byte-order mark, any line ends."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ScriptError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError:

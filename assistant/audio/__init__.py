@@ -1,7 +1,7 @@
 """The audio port: where the recognizers' audio comes from, as chunks of 16 kHz mono int16 per channel.
 
-One port, three adapters: a WAV file read block by block (`FileSource`), a recording in memory
-(`RecordingSource`), and the hall's input devices (`MicrophoneSource`, several as `Devices`). Each gives
+One port, three adapters: a recording file read block by block (`FileSource`: any file libsndfile reads), a
+recording in memory (`RecordingSource`), and the hall's input devices (`MicrophoneSource`, several as `Devices`). Each gives
 `steps(start)`, one `AudioChunk` of every channel per step in lock-step, and `now()`, the stream time it has
 reached. A stereo source is the caller (left) and the floor (right); the pipeline splits by channel.
 """
@@ -21,6 +21,7 @@ from .wav import (
     RecordingSource,
     chunks,
     from_samples,
+    is_audio,
     read_wav,
     write_wav,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "RecordingSource",
     "chunks",
     "from_samples",
+    "is_audio",
     "microphones",
     "read_wav",
     "write_wav",
