@@ -1,6 +1,6 @@
-"""What `check`, `transcribe`, `verify`, `report` and `serve` take in, run as a user runs them (a subprocess): recordings
-of every kind libsndfile reads, transcripts as editors save them, inputs that hold nothing or less than they claim,
-records on read-only media, a console port in use."""
+"""What `check`, `transcribe`, `verify`, `report` and `serve` take in, run as a user runs them (a subprocess):
+recordings of every kind libsndfile reads, transcripts as editors save them, inputs that hold nothing or less than
+they claim, records on read-only media, a console port in use."""
 
 from __future__ import annotations
 
