@@ -17,7 +17,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
-from .audio import RATE, AudioChunk, AudioError, Devices, FileSource, MicrophoneSource, is_audio, read_wav
+from .audio import (
+    RATE,
+    AudioChunk,
+    AudioError,
+    Devices,
+    FileSource,
+    MicrophoneSource,
+    channels_heard,
+    is_audio,
+    read_wav,
+)
 from .engines import EngineError
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
@@ -263,7 +273,8 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:
         # a recording (told by its content) is read block by block: steady memory on a four-hour occasion
-        source = FileSource(args.session, channels=args.channels) if is_audio(args.session) else None
+        recorded = is_audio(args.session)
+        source = FileSource(args.session, channels=channels_heard(args.session, args.channels)) if recorded else None
         if source is None and args.plan is not None:
             raise UsageError("--plan is for recordings: a transcript script carries its own @game lines")
         if source is None and args.board is not None:
@@ -347,7 +358,7 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
 
 def transcribe(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
-    recording = read_wav(args.audio, channels=args.channels)
+    recording = read_wav(args.audio, channels=channels_heard(args.audio, args.channels))
     if recording.shortfall is not None:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
     recognizers = []
@@ -621,7 +632,9 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         run.use_speaker(settings.voice.mode, None, gate=gate, clock=hall.now)
     steps = hall.start(gate) if hall is not None else None
     recording = (
-        read_wav(args.session, channels=args.channels) if args.session is not None and is_audio(args.session) else None
+        read_wav(args.session, channels=channels_heard(args.session, args.channels))
+        if args.session is not None and is_audio(args.session)
+        else None
     )
     if recording is not None and recording.shortfall is not None:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)

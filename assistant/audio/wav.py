@@ -222,12 +222,6 @@ class _Reader:
         if self.rate < 1 or found < 1:
             self.file.close()
             raise AudioError(f"not audio (bad header): {self.path}")
-        if channels is None and found > 2:
-            self.file.close()
-            raise AudioError(
-                f"{found} channels in {self.path}: say which is the caller's and which the floor's with "
-                "--channels CALLER,FLOOR (e.g. --channels 1,2), or --channels CALLER alone"
-            )
         chosen = tuple(channels) if channels is not None else tuple(range(found))
         beyond = [c + 1 for c in chosen if not 0 <= c < found]
         if beyond:
@@ -287,6 +281,22 @@ class _Reader:
         return None
 
 
+def channels_heard(path: Path, chosen: Sequence[int] | None) -> tuple[int, ...]:
+    """The channels of the recording at `path` heard as the caller's and the floor's (0-based): `chosen`, or all of
+    them when there are one or two. A recording of more says which to choose (AudioError): a six-track recorder's
+    channels read as two without a word would hear the wrong microphones."""
+    with _open(Path(path)) as f:
+        found = int(f.channels)
+    if chosen is not None:
+        return tuple(chosen)
+    if found > 2:
+        raise AudioError(
+            f"{found} channels in {path}: say which is the caller's and which the floor's with "
+            "--channels CALLER,FLOOR (e.g. --channels 1,2), or --channels CALLER alone"
+        )
+    return tuple(range(found))
+
+
 def _clock(seconds: float) -> str:
     whole = int(seconds)
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
@@ -294,7 +304,7 @@ def _clock(seconds: float) -> str:
 
 def read_wav(path: Path, channels: Sequence[int] | None = None) -> Recording:
     """Read a whole recording libsndfile reads (every WAV variant, FLAC, OGG, MP3, AIFF...; any rate and width),
-    `channels` chosen (0-based; more than two need choosing); raise AudioError otherwise. A truncated file is
+    `channels` chosen (0-based; all by default); raise AudioError otherwise. A truncated file is
     read as far as it goes, and `Recording.shortfall` says so."""
     reader = _Reader(Path(path), channels)
     with _decoder_quiet():
@@ -356,7 +366,7 @@ class FileSource:
     of hours is heard with steady memory (`read_wav` holds it all: for 30 minutes of 16 kHz stereo ~115 MB of
     PCM and ~0.5 GB while converting). 16-bit files at 16 kHz pass through as they are; other rates and widths
     are converted block by block (a block edge can carry a tiny resampling step, a fraction of a sample).
-    `channels`: the file's channels used, in order (caller, floor), 0-based; needed for more than two."""
+    `channels`: the file's channels used, in order (caller, floor), 0-based (all by default; `channels_heard`)."""
 
     def __init__(
         self,
