@@ -14,7 +14,7 @@ import os
 import sys
 import wave
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from math import gcd
 from pathlib import Path
@@ -81,11 +81,12 @@ AUDIO_SUFFIXES = frozenset(
 )
 """Names a recording goes by: a file so named that holds no audio is a wrong file, never taken as a transcript."""
 
+MP3 = "an MP3 file"
 _SIGNATURES: tuple[tuple[int, bytes, str], ...] = (
     (8, b"WAVE", "a WAV file"),
     (0, b"fLaC", "a FLAC file"),
     (0, b"OggS", "an Ogg file"),
-    (0, b"ID3", "an MP3 file"),
+    (0, b"ID3", MP3),
     (4, b"ftyp", "an MP4/M4A (AAC) file"),
     (8, b"AIFF", "an AIFF file"),
     (8, b"AIFC", "an AIFF-C file"),
@@ -108,14 +109,15 @@ def _sniff(head: bytes) -> str | None:
         if head[offset : offset + len(magic)] == magic:
             return name
     if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:  # an MPEG audio frame's sync word
-        return "an MP3 file"
+        return MP3
     return None
 
 
 @contextmanager
 def _decoder_quiet() -> Iterator[None]:
-    """The decoders libsndfile uses (mpg123) print warnings on the process's stderr, where the CLI keeps one
-    line per error: they are silenced while a file is opened (libsndfile's own log still tells what it found)."""
+    """The MP3 decoder libsndfile uses (mpg123) prints warnings on the process's stderr, where the CLI keeps one
+    line per error: they are silenced while an MP3 is opened or read whole (the process's stderr, every thread's,
+    goes nowhere meanwhile; libsndfile's own log still tells what it found)."""
     try:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -145,7 +147,7 @@ def _open(path: Path) -> sf.SoundFile:
     if not head:
         raise AudioError(f"empty audio (0 bytes): {path}")
     try:
-        with _decoder_quiet():
+        with _decoder_quiet() if _sniff(head) == MP3 else nullcontext():
             return sf.SoundFile(str(path))
     except (sf.LibsndfileError, RuntimeError, TypeError, ValueError) as exc:
         reason = str(exc).removeprefix("Error opening").strip(" :")
@@ -273,11 +275,11 @@ class _Reader:
         if self.read < self.claimed:
             return (
                 f"{self.path.name} is truncated: it holds {_clock(self.read / self.rate)} of the "
-                f"{_clock(self.claimed / self.rate)} its header claims{why}; checked as far as it goes"
+                f"{_clock(self.claimed / self.rate)} its header claims{why}; read as far as it goes"
             )
         if self.broken is not None:
             after = _clock(self.read / self.rate)
-            return f"{self.path.name} could not be read after {after}{why}; checked as far as it goes"
+            return f"{self.path.name} could not be read after {after}{why}; read as far as it goes"
         return None
 
 
@@ -307,7 +309,7 @@ def read_wav(path: Path, channels: Sequence[int] | None = None) -> Recording:
     `channels` chosen (0-based; all by default); raise AudioError otherwise. A truncated file is
     read as far as it goes, and `Recording.shortfall` says so."""
     reader = _Reader(Path(path), channels)
-    with _decoder_quiet():
+    with _decoder_quiet() if reader.file.format == "MP3" else nullcontext():
         blocks = list(reader.blocks(1 << 16))
     if not blocks:
         raise AudioError(f"empty audio (no samples): {path}")
