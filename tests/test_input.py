@@ -118,13 +118,26 @@ def test_a_recording_of_more_than_two_channels_says_which_are_heard(tmp_path: Pa
     )
 
 
-def test_a_transcript_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_transcript_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_one(
+    tmp_path: Path, encoding: str
+) -> None:
+    """Notepad's UTF-8 (a byte-order mark, which failed on '\\ufeff') and its "Unicode" (UTF-16), CRLF line ends."""
     plain = SCENARIOS / "a3-not-repeated.txt"
     windows = tmp_path / "notepad.txt"
-    windows.write_bytes(b"\xef\xbb\xbf" + plain.read_text(encoding="utf-8").replace("\n", "\r\n").encode("utf-8"))
+    windows.write_bytes(plain.read_text(encoding="utf-8").replace("\n", "\r\n").encode(encoding))
+    plan = tmp_path / "plan.txt"
+    plan.write_bytes("@game type=regular\r\n".encode(encoding))
     as_saved, as_written = run("check", windows, "--json"), run("check", plain, "--json")
     assert as_saved.returncode == as_written.returncode == 1, as_saved.stderr
     assert json.loads(as_saved.stdout) == json.loads(as_written.stdout)
+    quiet = tmp_path / "quiet.wav"
+    sf.write(quiet, np.zeros(16000), 16000, subtype="PCM_16")
+    # the plan is read (it failed on its mark): what stops the check is the silence of the recording it plans
+    assert "no speech heard in 0:00:01" in one_error_line(run("check", quiet, "--plan", plan))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("# caller: José\n0:04 caller: B seven\n".encode("cp1252"))
+    assert "not a text file in UTF-8 or UTF-16" in one_error_line(run("check", latin))
 
 
 # ------------------------------------------------------------------ nothing heard is never compliant

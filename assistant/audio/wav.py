@@ -108,7 +108,7 @@ def _sniff(head: bytes) -> str | None:
     for offset, magic, name in _SIGNATURES:
         if head[offset : offset + len(magic)] == magic:
             return name
-    if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:  # an MPEG audio frame's sync word
+    if head[:2] not in UTF16_MARKS and len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:  # MPEG sync
         return MP3
     return None
 
@@ -156,8 +156,19 @@ def _open(path: Path) -> sf.SoundFile:
         raise AudioError(f"not audio libsndfile can read ({kind}; {reason}): {path}") from None
 
 
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+"""Byte-order marks of UTF-16 text (Windows Notepad's "Unicode")."""
+
+
 def _is_text(head: bytes) -> bool:
-    """True when `head` reads as UTF-8 text (a last character cut at the end of the bytes read allowed)."""
+    """True when `head` reads as text: UTF-8 (a last character cut at the end of the bytes read allowed), or
+    UTF-16 after its byte-order mark."""
+    if head.startswith(UTF16_MARKS):
+        try:
+            text = head[: len(head) // 2 * 2].decode("utf-16")
+        except UnicodeDecodeError:
+            return False
+        return "\x00" not in text
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -165,10 +176,16 @@ def _is_text(head: bytes) -> bool:
     return b"\x00" not in head
 
 
+def _plain_bytes(head: bytes) -> bool:
+    """True when `head` could be text in some 8-bit encoding (no control bytes but line ends and tabs)."""
+    return all(b >= 0x20 or b in b"\t\n\r\f" for b in head)
+
+
 def is_audio(path: Path) -> bool:
     """True when `path` is a recording libsndfile reads (WAV of any kind, FLAC, OGG, MP3, AIFF...), told by its
-    content, not its name; False when it is a text file (a transcript). AudioError with a one-line reason naming
-    what the file is when it is neither, or when a file named as audio (`AUDIO_SUFFIXES`) holds none."""
+    content, not its name; False when it is text (a transcript; the script reader tells one not in UTF-8).
+    AudioError with a one-line reason naming what the file is when it is neither, or when a file named as audio
+    (`AUDIO_SUFFIXES`) holds none."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
@@ -178,9 +195,15 @@ def is_audio(path: Path) -> bool:
     except OSError as exc:
         raise AudioError(f"cannot read {path}: {exc.strerror}") from exc
     named = path.suffix.lower() in AUDIO_SUFFIXES
-    if _sniff(head) is None and _is_text(head) and not named:
+    kind = _sniff(head)
+    if kind is None and _is_text(head) and not named:
         return False  # an empty file too: a transcript that holds nothing
-    _open(path).close()
+    try:
+        _open(path).close()
+    except AudioError:
+        if kind is None and not named and _plain_bytes(head):
+            return False  # text in another encoding: the script reader says so
+        raise
     return True
 
 
