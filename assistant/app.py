@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
@@ -245,10 +245,32 @@ def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
     return items
 
 
-def _speech_of(items: Iterable[Utterance], heard: set[Role]) -> Iterator[Utterance]:
-    """The hearings as they come, noting whose channel spoke (any stretch of voice, understood or not)."""
+CALL_INTENTS = frozenset({"call", "bad-call"})
+"""What makes a game heard: the caller calling a ball (a mis-call too), sure or unsure."""
+
+
+def _calls_a_ball(item: Input) -> bool:
+    return (
+        isinstance(item, Utterance)
+        and item.role is Role.CALLER
+        and any(m.intent in CALL_INTENTS for m in item.meanings)
+    )
+
+
+@dataclass
+class _Heard:
+    """What a recording's channels gave: whose channel spoke (any stretch of voice, understood or not), and whether
+    the caller called a ball."""
+
+    roles: set[Role] = field(default_factory=set)
+    call: bool = False
+
+
+def _speech_of(items: Iterable[Utterance], heard: _Heard) -> Iterator[Utterance]:
+    """The hearings as they come, noted in `heard`."""
     for item in items:
-        heard.add(item.role)
+        heard.roles.add(item.role)
+        heard.call = heard.call or _calls_a_ball(item)
         yield item
 
 
@@ -257,10 +279,13 @@ def _clock(seconds: float) -> str:
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
-def _unheard_roles(items: Sequence[Input], path: Path) -> None:
-    """A transcript that holds no line of the caller's holds no game: ScriptError, never a compliant session."""
+def _nothing_heard(items: Sequence[Input], path: Path) -> None:
+    """A transcript with no line of the caller's, or none calling a ball, holds no game: ScriptError, never a
+    compliant session."""
     if not any(isinstance(i, Utterance) and i.role is Role.CALLER for i in items):
-        raise ScriptError(f"no speech heard: {path} holds no line of the caller's (nothing to check)")
+        raise ScriptError(f"no speech heard: {path} holds no line of the caller's (no game to check)")
+    if not any(_calls_a_ball(i) for i in items):
+        raise ScriptError(f"no call heard: {path} holds no call of a ball by the caller (no game to check)")
 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
@@ -284,7 +309,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
         keys = read_board(args.board, grammar) if args.board is not None else []
         script = _script_inputs(args.session, grammar) if source is None else []
         if source is None:
-            _unheard_roles(script, args.session)
+            _nothing_heard(script, args.session)
         run.open_store(args.db, args.resume, finished=True, ship_to=args.ship_to)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
@@ -296,7 +321,7 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             roles = CHANNEL_ROLES[: source.channels]
             recognizers = recognizers_for(source.channels, settings, grammar)
             session.sinks.append(step_follower(recognizers, grammar))
-            heard: set[Role] = set()
+            heard = _Heard()
             utterances = _speech_of(lockstep_utterances(chunks, recognizers, grammar), heard)
             session.run(merge_keys(program_games(utterances, plans_from(args.plan)), keys))
             shortfall = source.shortfall()
@@ -305,8 +330,10 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             if shortfall is not None:
                 missing.append(shortfall)
             missing.extend(
-                f"no speech heard in {_clock(end)} of the {r.value}'s channel" for r in roles if r not in heard
+                f"no speech heard in {_clock(end)} of the {r.value}'s channel" for r in roles if r not in heard.roles
             )
+            if Role.CALLER in heard.roles and not heard.call:
+                missing.append(f"no call heard in {_clock(end)} of the caller's channel")
             session.procedure.occasion.incomplete.extend(missing)
         else:
             session.run(script)

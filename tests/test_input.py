@@ -144,14 +144,21 @@ def test_a_transcript_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_o
 
 
 @pytest.mark.parametrize(
-    "text",
-    ["", "\n\n", "# tonight's session\n# (the recorder was off)\n", "@game type=regular last_ball_required=no\n"],
+    ("text", "missing"),
+    [
+        ("", "no speech heard"),
+        ("\n\n", "no speech heard"),
+        ("# tonight's session\n# (the recorder was off)\n", "no speech heard"),
+        ("@game type=regular last_ball_required=no\n", "no speech heard"),
+        ("0:01 floor: bingo\n0:05 floor: it's good\n", "no speech heard"),
+        ("@game type=regular\n0:01 caller: good evening everyone\n0:09 caller: welcome\n", "no call heard"),
+    ],
 )
-def test_a_transcript_that_holds_no_speech_is_never_compliant(tmp_path: Path, text: str) -> None:
+def test_a_transcript_that_holds_no_game_is_never_compliant(tmp_path: Path, text: str, missing: str) -> None:
     path = tmp_path / "session.txt"
     path.write_text(text, encoding="utf-8")
     result = run("check", path, "--db", tmp_path / "hall.db")
-    assert "no speech heard" in one_error_line(result)
+    assert missing in one_error_line(result)
     assert result.stdout == ""
 
 
@@ -189,6 +196,12 @@ def test_a_long_silence_is_never_compliant_and_is_recorded_so(tmp_path: Path) ->
     assert "Compliant: no findings" not in kept.stdout
     page = run("report", "--db", db, "--format", "html")
     assert "Incomplete input: no speech heard" in page.stdout
+
+
+def test_a_recording_of_talk_without_a_call_is_never_compliant() -> None:
+    """Chatter, no ball called: no game was heard."""
+    result = run("check", FIXTURES / "chatter.wav", "--quiet")
+    assert one_error_line(result).endswith("no call heard in 0:00:14 of the caller's channel")
 
 
 def test_a_channel_the_check_hears_must_hold_speech(tmp_path: Path, voice: np.ndarray) -> None:
