@@ -292,8 +292,10 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
     """Check a recorded session. On --resume the whole session is fed again: the journal keeps what the
     record already holds (it must match) and records only what a crash cut off, whenever the crash came.
 
-    A session that held less than one (no speech on a channel heard, a truncated file) is reported with what was
-    missing, recorded so, and ends in IncompleteInput (exit 2): nothing heard is never compliant."""
+    Nothing heard is never compliant. A transcript with no line of the caller's, or no call, is refused before
+    anything is recorded. A recording that held less than a session (no speech on a channel heard, no call on the
+    caller's, a file cut short) is reported with what was missing, recorded so, and ends in IncompleteInput (exit
+    2, its one line)."""
     grammar = Grammar.load(settings.recognizer.grammar)
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:

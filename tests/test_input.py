@@ -229,6 +229,34 @@ def test_a_truncated_recording_is_checked_as_far_as_it_goes_and_says_so(tmp_path
     assert report["occasion"]["incomplete"] == [line.removeprefix("bingo-assistant: error: ")]
 
 
+@pytest.mark.parametrize("kind", ["sizes-never-written", "ogg-cut-short", "flac-cut-short"])
+def test_a_recording_cut_short_another_way_is_read_as_far_as_it_goes(
+    tmp_path: Path, voice: np.ndarray, kind: str
+) -> None:
+    """A recorder stopped before it wrote its header's sizes (they are 0: libsndfile finds no samples), an Ogg
+    stream or a FLAC file cut off: each is read as far as it goes, and said to be short."""
+    samples = np.concatenate([voice, np.zeros(6 * 16000)])
+    if kind == "sizes-never-written":
+        path = tmp_path / "recorder.wav"
+        sf.write(path, samples, 16000, subtype="PCM_24")
+        data = bytearray(path.read_bytes())
+        at = data.index(b"data")
+        data[4:8] = data[at + 4 : at + 8] = bytes(4)
+        path.write_bytes(bytes(data))
+        said = "recorder.wav's header was never finished"
+    else:
+        path = tmp_path / ("cut.ogg" if kind == "ogg-cut-short" else "cut.flac")
+        sf.write(path, samples, 16000, format="OGG" if kind == "ogg-cut-short" else "FLAC")
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        said = "cut.ogg ends without its last page" if kind == "ogg-cut-short" else "cut.flac is truncated"
+    result = run("check", path, "--json")
+    line = one_error_line(result)
+    assert said in line, line
+    report = json.loads(result.stdout)
+    assert [c["ball"] for c in report["games"][0]["calls"]][:1] == FIRST_CALLS[:1]  # what it holds is heard
+    assert report["occasion"]["incomplete"] == [line.removeprefix("bingo-assistant: error: ")]
+
+
 # ------------------------------------------------------------------ records on read-only media
 
 

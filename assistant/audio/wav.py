@@ -18,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from math import gcd
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import soundfile as sf
@@ -207,9 +207,26 @@ def is_audio(path: Path) -> bool:
     return True
 
 
-def _riff_claim(path: Path) -> int | None:
-    """The frames a RIFF/WAVE header says its data chunk holds, whether or not the file holds them (libsndfile
-    reads what is there and says no more); None for another kind of file or a size left open (RF64, streaming)."""
+@dataclass(frozen=True)
+class _Riff:
+    """Where a RIFF/WAVE file's samples are and what its header says of them."""
+
+    data_at: int
+    """Offset of the data chunk's first sample."""
+    size: int
+    """The data chunk's size as the header says (0 when the recorder never wrote it)."""
+    align: int
+    """Bytes a frame."""
+
+    @property
+    def claim(self) -> int | None:
+        """The frames the header says it holds, whether or not the file holds them (libsndfile reads what is there
+        and says no more); None for a size left open (0, or RF64 and streaming's 0xFFFFFFFF)."""
+        return self.size // self.align if self.align and 0 < self.size < 0xFFFFFFFF else None
+
+
+def _riff(path: Path) -> _Riff | None:
+    """The layout of a RIFF/WAVE file; None for another kind of file."""
     try:
         with path.open("rb") as f:
             head = f.read(12)
@@ -222,7 +239,7 @@ def _riff_claim(path: Path) -> int | None:
                     fmt = f.read(size + (size & 1))
                     align = int.from_bytes(fmt[12:14], "little")
                 elif chunk[:4] == b"data":
-                    return size // align if align and 0 < size < 0xFFFFFFFF else None
+                    return _Riff(data_at=f.tell(), size=size, align=align)
                 else:
                     f.seek(size + (size & 1), 1)
     except OSError:
@@ -253,8 +270,22 @@ class _Reader:
             self.file.close()
             raise AudioError(f"no channel {beyond[0]} in {self.path}: it has {found} (--channels counts from 1)")
         self.chosen = chosen
-        self.claimed = max(int(self.file.frames), _riff_claim(self.path) or 0)
+        riff = _riff(self.path)
+        self._raw: BinaryIO | None = None
+        self.unfinished = False
+        """The header's sizes were never written (a recorder stopped before it closed the file): the samples after
+        the header are read as they are."""
+        if riff is not None and riff.size == 0 and self.file.frames == 0 and riff.align:
+            self._raw = self.path.open("rb")
+            self._raw.seek(riff.data_at)
+            form = {"samplerate": self.rate, "channels": found, "subtype": self.file.subtype, "endian": "LITTLE"}
+            self.file.close()
+            self.file = sf.SoundFile(self._raw, mode="r", format="RAW", **form)
+            self.unfinished = True
+        self.claimed = max(int(self.file.frames), (riff.claim if riff is not None else None) or 0)
         """Frames the file says it holds (its header, or its decoder's count)."""
+        self.ended = not (self.file.format == "OGG" and "lacks an end-of-stream" in self.file.extra_info)
+        """False when an Ogg stream stops before its last page (a file cut short)."""
         self.read = 0
         """Frames read so far."""
         self.broken: str | None = None
@@ -264,7 +295,7 @@ class _Reader:
     def blocks(self, frames: int) -> Iterator[np.ndarray]:
         """Blocks of up to `frames` frames, the chosen channels only: int16 for 16-bit files, otherwise float64 in
         the int16 range. A file that cannot be read further ends there (`broken`), with what was read before."""
-        with self.file:
+        try:
             while True:
                 pieces = list(self._pieces(frames))
                 if not pieces:
@@ -274,6 +305,13 @@ class _Reader:
                 yield block[:, list(self.chosen)] if self.chosen != tuple(range(block.shape[1])) else block
                 if self.broken is not None:
                     return
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.file.close()
+        if self._raw is not None:
+            self._raw.close()
 
     def _pieces(self, frames: int) -> Iterator[np.ndarray]:
         # read in pieces of a decoder's frame: a FLAC broken in the middle gives nothing of a read that spans the
@@ -300,9 +338,16 @@ class _Reader:
                 f"{self.path.name} is truncated: it holds {_clock(self.read / self.rate)} of the "
                 f"{_clock(self.claimed / self.rate)} its header claims{why}; read as far as it goes"
             )
+        held = _clock(self.read / self.rate)
         if self.broken is not None:
-            after = _clock(self.read / self.rate)
-            return f"{self.path.name} could not be read after {after}{why}; read as far as it goes"
+            return f"{self.path.name} could not be read after {held}{why}; read as far as it goes"
+        if self.unfinished:
+            return (
+                f"{self.path.name}'s header was never finished (its recorder stopped before closing the file): "
+                f"read the {held} it holds, which may end early"
+            )
+        if not self.ended:
+            return f"{self.path.name} ends without its last page (cut short): read the {held} it holds"
         return None
 
 
@@ -405,7 +450,7 @@ class FileSource:
         self._reader = _Reader(self.path, channels)
         self.rate, self.channels, self.frames = self._reader.rate, len(self._reader.chosen), self._reader.claimed
         if self.frames < 1:
-            self._reader.file.close()
+            self._reader.close()
             raise AudioError(f"empty audio (no samples): {self.path}")
         self.chunk = max(1, round(chunk_seconds * RATE))
         step = self.rate // gcd(self.rate, RATE)  # input frames per whole number of output frames
