@@ -286,6 +286,23 @@ def test_verify_and_report_open_the_record_read_only_and_leave_nothing_beside_it
         db.chmod(0o644)
 
 
+def test_verify_reads_a_record_a_writer_has_open_with_its_latest_rows(tmp_path: Path) -> None:
+    """A record `serve` or `listen` still writes (its -wal beside it) is read through the WAL, not as its file alone."""
+    from assistant.store import Store
+
+    db = tmp_path / "hall.db"
+    assert run("check", SCENARIOS / "compliant-winner-take-all.txt", "--db", db, "--quiet").returncode == 0
+    first = run("verify", "--db", db)
+    with Store.open(db) as writer:  # a writer holds the record open and adds an occasion, still in its WAL
+        writer.start_occasion(source="still being written")
+        assert (tmp_path / "hall.db-wal").stat().st_size > 0
+        second = run("verify", "--db", db)
+        latest = run("report", "--db", db, "--format", "json")
+    assert first.returncode == second.returncode == 0, second.stdout + second.stderr
+    assert int(first.stdout.split()[2]) < int(second.stdout.split()[2])  # "chain intact: N records": new rows read
+    assert json.loads(latest.stdout)["games"] == []  # the latest occasion: the one being written
+
+
 # ------------------------------------------------------------------ the console's port
 
 
