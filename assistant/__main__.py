@@ -50,9 +50,33 @@ def _record_flags(p: argparse.ArgumentParser) -> None:
         help="continue the last unfinished occasion in --db (a run killed before it stored anything starts afresh)",
     )
     _ship_flag(p)
-    p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for WAV sessions)")
+    p.add_argument("--plan", type=Path, help="the hall's program: a file of @game lines (for recordings)")
     p.add_argument("--voice-out", type=Path, help="write everything the assistant said to this WAV, at its times")
     p.add_argument("--prompts-json", type=Path, help="write the prompts with their times to this JSON file")
+
+
+def channel_choice(text: str) -> tuple[int, ...]:
+    """`--channels CALLER[,FLOOR]`: the recording's channels heard as the caller's and the floor's, counted from 1
+    as a recorder numbers its tracks (L and R name 1 and 2); 0-based indices."""
+    named = {"l": 1, "left": 1, "r": 2, "right": 2}
+    parts = [p.strip().lower() for p in text.split(",")]
+    try:
+        numbers = [named[p] if p in named else int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"CALLER[,FLOOR] channel numbers from 1 (or L, R), not {text!r}") from None
+    if not 1 <= len(numbers) <= 2 or min(numbers) < 1 or len(set(numbers)) != len(numbers):
+        raise argparse.ArgumentTypeError(f"one or two different channel numbers from 1 (caller, floor), not {text!r}")
+    return tuple(n - 1 for n in numbers)
+
+
+def _channels_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--channels",
+        type=channel_choice,
+        metavar="CALLER[,FLOOR]",
+        help="the recording's channels heard as the caller's and the floor's, from 1 (L, R): needed for more than "
+        "two; '1' hears the caller's alone (default: 1 mono, 1,2 stereo)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,16 +97,25 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_flags(demo)
 
     transcribe = verbs.add_parser("transcribe", help="print what was said in a recording, one utterance a line")
-    transcribe.add_argument("audio", type=Path, metavar="AUDIO", help="a WAV file (any rate, any channels)")
+    transcribe.add_argument(
+        "audio", type=Path, metavar="AUDIO", help="a recording libsndfile reads: WAV, FLAC, OGG, MP3... (any rate)"
+    )
     transcribe.add_argument("--json", action="store_true", help="one JSON object a line: start, end, text, call")
+    _channels_flag(transcribe)
     _engine_flags(transcribe)
 
-    check = verbs.add_parser("check", help="check a recorded session (WAV or transcript script) against the rule")
-    check.add_argument("session", type=Path, metavar="SESSION", help="WAV (mono caller; stereo caller/floor) or script")
+    check = verbs.add_parser("check", help="check a recorded session (recording or transcript script) against the rule")
+    check.add_argument(
+        "session",
+        type=Path,
+        metavar="SESSION",
+        help="a recording (WAV, FLAC, OGG, MP3...: mono caller; stereo caller/floor) or a transcript script",
+    )
+    _channels_flag(check)
     check.add_argument("--json", action="store_true", help="print the JSON report instead of text")
     check.add_argument("--quiet", action="store_true", help="do not print events as they happen")
     check.add_argument(
-        "--board", type=Path, help="the master board console's key log for a WAV: 'TIME board: B7' lines"
+        "--board", type=Path, help="the master board console's key log for a recording: 'TIME board: B7' lines"
     )
     _record_flags(check)
     _engine_flags(check)
@@ -191,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--session", type=Path, help="replay a recorded session (WAV or script) into the console")
     serve.add_argument("--realtime", action="store_true", help="replay --session at the pace it was recorded")
+    _channels_flag(serve)
     serve.add_argument("--live", action="store_true", help="follow the microphone(s) as `listen` does")
     serve.add_argument("--caller-device", help="with --live: input device of the caller's microphone")
     serve.add_argument(

@@ -12,12 +12,22 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
-from .audio import RATE, AudioChunk, AudioError, Devices, FileSource, MicrophoneSource, read_wav
+from .audio import (
+    RATE,
+    AudioChunk,
+    AudioError,
+    Devices,
+    FileSource,
+    MicrophoneSource,
+    channels_heard,
+    is_audio,
+    read_wav,
+)
 from .engines import EngineError
 from .engines.base import Recognizer
 from .gate import SelfHearingGate
@@ -39,6 +49,7 @@ from .messages import (
     time_of,
 )
 from .pipeline import (
+    CHANNEL_ROLES,
     UNHEARD_END,
     EventPrinter,
     Session,
@@ -71,9 +82,24 @@ class UsageError(Exception):
     """The command cannot run with what it was given."""
 
 
+class IncompleteInput(Exception):
+    """The input held less than a session (nothing heard on a channel, a truncated file): the report of what it
+    held is printed and recorded, with what was missing; never compliant."""
+
+
 def input_errors() -> tuple[type[Exception], ...]:
     """Errors that mean unusable input: the CLI prints their one line and exits 2."""
-    return (AudioError, EngineError, GrammarError, RuleError, ScriptError, SpeakerError, StoreError, FileNotFoundError)
+    return (
+        AudioError,
+        EngineError,
+        GrammarError,
+        IncompleteInput,
+        RuleError,
+        ScriptError,
+        SpeakerError,
+        StoreError,
+        FileNotFoundError,
+    )
 
 
 def _voice_settings(settings: Settings) -> VoiceSettings:
@@ -87,21 +113,6 @@ def _voice_settings(settings: Settings) -> VoiceSettings:
         repeat_suppress=v.repeat_suppress,
         interrupt=v.interrupt,
     )
-
-
-def _is_wav(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            head = f.read(12)
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(f"no such file: {path}") from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
-    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-        return True
-    if path.suffix.lower() == ".wav":
-        raise AudioError(f"not a PCM WAV file (no RIFF/WAVE header): {path}")
-    return False
 
 
 class _Run:
@@ -235,46 +246,107 @@ def _script_inputs(path: Path, grammar: Grammar) -> list[Input]:
     return items
 
 
-def _open_audio(path: Path, progress: bool) -> tuple[Iterator[tuple[AudioChunk, ...]], int, float]:
-    """A recording as lock-step chunks of its channels, read block by block (steady memory on a four-hour
-    occasion, with a progress bar on stderr)."""
-    source = FileSource(path)
-    chunks = with_progress(source, Progress(source.duration)) if progress else source.steps()
-    return chunks, source.channels, source.duration
+CALL_INTENTS = frozenset({"call", "bad-call"})
+"""What makes a game heard: the caller calling a ball (a mis-call too), sure or unsure."""
+
+
+def _calls_a_ball(item: Input) -> bool:
+    return (
+        isinstance(item, Utterance)
+        and item.role is Role.CALLER
+        and any(m.intent in CALL_INTENTS for m in item.meanings)
+    )
+
+
+@dataclass
+class _Heard:
+    """What a recording's channels gave: whose channel spoke (any stretch of voice, understood or not), and whether
+    the caller called a ball."""
+
+    roles: set[Role] = field(default_factory=set)
+    call: bool = False
+
+
+def _speech_of(items: Iterable[Utterance], heard: _Heard) -> Iterator[Utterance]:
+    """The hearings as they come, noted in `heard`."""
+    for item in items:
+        heard.roles.add(item.role)
+        heard.call = heard.call or _calls_a_ball(item)
+        yield item
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def _nothing_heard(items: Sequence[Input], path: Path) -> None:
+    """A transcript with no line of the caller's, or none calling a ball, holds no game: ScriptError, never a
+    compliant session."""
+    if not any(isinstance(i, Utterance) and i.role is Role.CALLER for i in items):
+        raise ScriptError(f"no speech heard: {path} holds no line of the caller's (no game to check)")
+    if not any(_calls_a_ball(i) for i in items):
+        raise ScriptError(f"no call heard: {path} holds no call of a ball by the caller (no game to check)")
 
 
 def check(args: argparse.Namespace, settings: Settings) -> int:
     """Check a recorded session. On --resume the whole session is fed again: the journal keeps what the
-    record already holds (it must match) and records only what a crash cut off, whenever the crash came."""
+    record already holds (it must match) and records only what a crash cut off, whenever the crash came.
+
+    Nothing heard is never compliant. A transcript with no line of the caller's, or no call, is refused before
+    anything is recorded. A recording that held less than a session (no speech on a channel heard, no call on the
+    caller's, a file cut short) is reported with what was missing, recorded so, and ends in IncompleteInput (exit
+    2, its one line)."""
     grammar = Grammar.load(settings.recognizer.grammar)
     run = _Run(settings, grammar, source=str(args.session.resolve()), printer=not (args.json or args.quiet))
     with run.stack:
-        audio = (
-            _open_audio(args.session, progress=not args.quiet and sys.stderr.isatty())
-            if _is_wav(args.session)
-            else None
-        )
-        if audio is None and args.plan is not None:
-            raise UsageError("--plan is for WAV sessions: a transcript script carries its own @game lines")
-        if audio is None and args.board is not None:
-            raise UsageError("--board is for WAV sessions: a transcript script carries its own board lines")
+        # a recording (told by its content) is read block by block: steady memory on a four-hour occasion
+        recorded = is_audio(args.session)
+        source = FileSource(args.session, channels=channels_heard(args.session, args.channels)) if recorded else None
+        if source is None and args.plan is not None:
+            raise UsageError("--plan is for recordings: a transcript script carries its own @game lines")
+        if source is None and args.board is not None:
+            raise UsageError("--board is for recordings: a transcript script carries its own board lines")
+        if source is None and args.channels is not None:
+            raise UsageError("--channels is for recordings: a transcript names who speaks on each line")
         keys = read_board(args.board, grammar) if args.board is not None else []
-        script = _script_inputs(args.session, grammar) if audio is None else []
+        script = _script_inputs(args.session, grammar) if source is None else []
+        if source is None:
+            _nothing_heard(script, args.session)
         run.open_store(args.db, args.resume, finished=True, ship_to=args.ship_to)
         if args.voice_out is not None:
             run.use_speaker("wav", args.voice_out)
         session = run.session()
-        if audio is not None:
-            chunks, channels, duration = audio
-            recognizers = recognizers_for(channels, settings, grammar)
+        missing: list[str] = []
+        if source is not None:
+            shown = not args.quiet and sys.stderr.isatty()
+            chunks = with_progress(source, Progress(source.duration)) if shown else source.steps()
+            roles = CHANNEL_ROLES[: source.channels]
+            recognizers = recognizers_for(source.channels, settings, grammar)
             session.sinks.append(step_follower(recognizers, grammar))
-            utterances = lockstep_utterances(chunks, recognizers, grammar)
+            heard = _Heard()
+            utterances = _speech_of(lockstep_utterances(chunks, recognizers, grammar), heard)
             session.run(merge_keys(program_games(utterances, plans_from(args.plan)), keys))
-            session.feed(SessionEnd(duration))
+            shortfall = source.shortfall()
+            end = source.now() if shortfall is not None else source.duration
+            session.feed(SessionEnd(end))
+            if shortfall is not None:
+                missing.append(shortfall)
+            missing.extend(
+                f"no speech heard in {_clock(end)} of the {r.value}'s channel" for r in roles if r not in heard.roles
+            )
+            if Role.CALLER in heard.roles and not heard.call:
+                missing.append(f"no call heard in {_clock(end)} of the caller's channel")
+            session.procedure.occasion.incomplete.extend(missing)
         else:
             session.run(script)
         run.finish(session, args.prompts_json)
-        return _verdict(session.procedure.occasion, as_json=args.json)
+        occasion = session.procedure.occasion
+        status = _verdict(occasion, as_json=args.json)
+        if missing:
+            sys.stdout.flush()
+            raise IncompleteInput("; ".join(missing))
+        return status
 
 
 def _verdict(occasion: OccasionRecord, *, as_json: bool = False) -> int:
@@ -321,7 +393,9 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
 
 def transcribe(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
-    recording = read_wav(args.audio)
+    recording = read_wav(args.audio, channels=channels_heard(args.audio, args.channels))
+    if recording.shortfall is not None:
+        print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
     recognizers = []
     for role in (Role.CALLER, Role.FLOOR)[: len(recording.channels)]:
         recognizer = recognizer_from(settings, grammar)
@@ -580,7 +654,7 @@ def models(args: argparse.Namespace, settings: Settings) -> int:
 
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """The master board console: a local web page fed by a recorded session, the microphone, or the desk alone."""
-    from .console import ConsoleHub, HubClosed
+    from .console import BindError, ConsoleHub, HubClosed, bind
     from .console import serve as serve_console
     from .console.access import SESSION_SECONDS, Access, RecordUsers, users_in
     from .console.records import journal_access, store_winners
@@ -597,8 +671,14 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     if minutes is not None and not (0 < minutes < 10_000_000):
         raise UsageError(f"--session-minutes must be more than 0, not {minutes:g}")
     grammar = Grammar.load(settings.recognizer.grammar)
+    try:  # the port is taken now: one in use is told before anything starts, and no address is announced
+        listening = bind(args.host, args.port)
+    except BindError as exc:
+        raise UsageError(str(exc)) from None
+    port = listening.getsockname()[1]  # --port 0: the one the system gave
     source = str(args.session.resolve()) if args.session is not None else "console"
     run = _Run(settings, grammar, source=source, printer=True)
+    run.stack.callback(listening.close)
     sessions: list[Session] = []
     # the microphones started before anything is recorded (a missing device stops serve with nothing written),
     # and their clock the hub's: a ball keyed on the page and a call heard at that moment get one time
@@ -607,7 +687,15 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     if hall is not None:
         run.use_speaker(settings.voice.mode, None, gate=gate, clock=hall.now)
     steps = hall.start(gate) if hall is not None else None
-    recording = read_wav(args.session) if args.session is not None and _is_wav(args.session) else None
+    recording = (
+        read_wav(args.session, channels=channels_heard(args.session, args.channels))
+        if args.session is not None and is_audio(args.session)
+        else None
+    )
+    if recording is not None and recording.shortfall is not None:
+        print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
+    if recording is None and args.channels is not None:
+        raise UsageError("--channels is for recordings (--session FILE)")
     recognizers = (
         hall.recognizers
         if hall is not None
@@ -686,12 +774,12 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     feeder.start()
     logins = f"{users_in(args.db)} user(s) of {args.db} log in" if not access.is_open() else "no users: open"
     print(
-        f"console: http://{args.host}:{args.port}/  (flashboard: /flashboard; {logins}); Ctrl-C stops",
+        f"console: http://{args.host}:{port}/  (flashboard: /flashboard; {logins}); Ctrl-C stops",
         file=sys.stderr,
     )
     try:
         with suppress(KeyboardInterrupt):  # Ctrl-C stops the console (uvicorn raises it again once it has shut down)
-            serve_console(hub, args.host, args.port, access)
+            serve_console(hub, args.host, port, access, sock=listening)
     finally:
         stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:

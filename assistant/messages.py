@@ -424,6 +424,9 @@ class OccasionRecord:
     """What the check assumed (e.g. no hall program given): not findings."""
     review: list[HeardForReview] = field(default_factory=list)
     """Speech outside any game the procedure could not place (for review)."""
+    incomplete: list[str] = field(default_factory=list)
+    """What the input lacked (a truncated file, no speech heard on a channel): the check covers only what it held,
+    and the occasion is never compliant."""
 
     def all_review(self) -> list[HeardForReview]:
         return [r for g in self.games for r in g.review] + list(self.review)
@@ -440,5 +443,6 @@ class OccasionRecord:
                 "outages": [o.to_json() for o in self.outages],
                 "notes": list(self.notes),
                 "review": [r.to_json() for r in self.review],
+                "incomplete": list(self.incomplete),
             },
         }

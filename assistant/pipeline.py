@@ -456,10 +456,6 @@ def step_follower(recognizers: Sequence[Recognizer], grammar: Grammar) -> Callab
 def plans_from(path: Path | None) -> list[GamePlan]:
     if path is None:
         return []
-    from .script import parse_plan
+    from .script import parse_plan, read_text
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FileNotFoundError(f"cannot read plan {path}: {exc.strerror}") from exc
-    return parse_plan(text)
+    return parse_plan(read_text(path))  # as editors save it: a byte-order mark, UTF-16, CRLF

@@ -51,6 +51,9 @@ class Summary:
     conduct, but the record is incomplete until it is entered."""
     review: int
     """Speech heard for review (not findings)."""
+    incomplete: tuple[str, ...] = ()
+    """What the input lacked (`OccasionRecord.incomplete`: no speech on a channel, no call, a truncated file):
+    nothing heard is never compliant."""
 
     @property
     def counts(self) -> Counter[Severity]:
@@ -76,6 +79,9 @@ class Summary:
             f"the E(2) record lacks {gaps} entr{'ies' if gaps != 1 else 'y'} (enter winners with "
             "`bingo-assistant winner`)"
         )
+        if self.incomplete:
+            found = f"{total} finding{'s' if total != 1 else ''}" if total else "no findings"
+            return f"Not compliant: the input is incomplete ({found} in what it held)."
         if total == 0:
             return f"No findings; {incomplete}." if gaps else "Compliant: no findings."
         parts = ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s])
@@ -90,6 +96,7 @@ class Summary:
             **{s.value: counts[s] for s in Severity},
             "review": self.review,
             "record_incomplete": [{"game": g.game, "clause": g.clause, "missing": g.what} for g in self.gaps],
+            "input_incomplete": list(self.incomplete),
         }
 
 
@@ -103,6 +110,7 @@ def summarize(record: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | None =
         findings=tuple(findings),
         gaps=tuple(gap for r in e2 for gap in r.gaps),
         review=len(record.all_review()),
+        incomplete=tuple(record.incomplete),
     )
 
 
@@ -165,6 +173,7 @@ def render_text(occasion: OccasionRecord, e2: Sequence[WinnerTakeAllRecord] | No
     lines.extend(_finding_line(f) for f in occasion.findings)
     lines.extend(_review_line(r) for r in occasion.review)
     lines.extend(f"  note: {note}" for note in occasion.notes)
+    lines.extend(f"  incomplete: {what}" for what in occasion.incomplete)
     if summary.review:
         lines.append(f"{summary.review} heard for review (speech the procedure could not place; not findings).")
     lines.append(summary.verdict)
@@ -516,9 +525,11 @@ def html_report(data: ReportData) -> str:
         for what, listed in (("violations", breached), ("warnings", cautioned))
         if listed
     )
-    tone = "bad" if counts[Severity.VIOLATION] else "warn" if summary.has_findings or summary.gaps else "ok"
+    bad = counts[Severity.VIOLATION] or summary.incomplete  # nothing heard is never a pass
+    tone = "bad" if bad else "warn" if summary.has_findings or summary.gaps else "ok"
     clauses_line = f"<br>{escape(under[0].upper() + under[1:])}" if under else ""
-    verdict = f'<div class="verdict {tone}">{escape(summary.verdict)}{clauses_line}</div>'
+    lacked = "".join(f"<br>Incomplete input: {escape(what)}" for what in summary.incomplete)
+    verdict = f'<div class="verdict {tone}">{escape(summary.verdict)}{lacked}{clauses_line}</div>'
     closed = info.closed_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if info.closed_at else "not closed"
     integrity = data.integrity
     chain = f"intact ({integrity.checked} records)" if integrity.ok else f"BROKEN — {escape(str(integrity.first_bad))}"

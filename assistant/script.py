@@ -225,22 +225,26 @@ def parse_script(text: str, grammar: Grammar, name: str = "<script>") -> list[In
     return items
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A text file as editors save it: UTF-8 with or without a byte-order mark, or UTF-16 with one (Notepad's
+    "Unicode"); any line ends. ScriptError in one line otherwise."""
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ScriptError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        return raw.decode("utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
     except UnicodeDecodeError:
-        raise ScriptError(f"{path}: not a text file (not UTF-8)") from None
+        raise ScriptError(f"{path}: not a text file in UTF-8 or UTF-16 (save it as UTF-8)") from None
 
 
 def read_script(path: Path, grammar: Grammar) -> list[Input]:
-    return parse_script(_read_text(path), grammar, name=str(path))
+    return parse_script(read_text(path), grammar, name=str(path))
 
 
 def read_board(path: Path, grammar: Grammar) -> list[BoardKey]:
     """The master board console's key log for a recording: only 'TIME board: BALL' lines (and comments)."""
-    text = _read_text(path)
+    text = read_text(path)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw)
         match = _LINE.match(line) if line else None

@@ -92,7 +92,7 @@ def test_many_channels_each_converted(tmp_path: Path) -> None:
 def test_text_file_named_wav(tmp_path: Path) -> None:
     path = tmp_path / "notes.wav"
     path.write_text("this is not audio\n")
-    with pytest.raises(AudioError, match=r"^not a (PCM )?WAV file.*notes\.wav$"):
+    with pytest.raises(AudioError, match=r"^not audio libsndfile can read \(a text file.*notes\.wav$"):
         read_wav(path)
 
 
@@ -306,7 +306,7 @@ def test_a_file_source_converts_other_rates_and_refuses_what_it_cannot_read(tmp_
     assert np.abs(left - read_wav(wav).channels[0]).max() < 200
     text = tmp_path / "notes.wav"
     text.write_text("not audio", encoding="utf-8")
-    with pytest.raises(AudioError, match="not a PCM WAV"):
+    with pytest.raises(AudioError, match="a text file"):
         FileSource(text)
     with pytest.raises(AudioError, match="no such file"):
         FileSource(tmp_path / "missing.wav")

@@ -145,7 +145,7 @@ def test_a_recording_with_the_board_log_checks_the_master_board(tmp_path: Path) 
     assert "board.txt:2: a board log holds only 'TIME board: BALL' lines" in one_error_line(
         run("check", DEMO, "--board", board)
     )
-    assert "--board is for WAV sessions" in one_error_line(run("check", script, "--board", board))
+    assert "--board is for recordings" in one_error_line(run("check", script, "--board", board))
 
 
 def test_transcribe_prints_json_lines_with_calls() -> None:
@@ -184,7 +184,7 @@ def test_audio_of_any_rate_and_channels_is_converted(tmp_path: Path) -> None:
 def test_unusable_input_exits_2_with_one_line(tmp_path: Path, verb: str) -> None:
     text = tmp_path / "notes.wav"
     text.write_text("B seven, B seven\n", encoding="utf-8")
-    assert "not a PCM WAV" in one_error_line(run(verb, text))
+    assert "not audio libsndfile can read (a text file" in one_error_line(run(verb, text))
     empty = tmp_path / "empty.wav"
     empty.write_bytes(b"")
     result = run(verb, empty)

@@ -176,6 +176,16 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("generated")
 
 
+def game_heard(text: str) -> bool:
+    """The session holds a game to check: the caller calls a ball (a mis-call too), sure or unsure."""
+    return any(
+        isinstance(i, Utterance)
+        and i.role.value == "caller"
+        and any(m.intent in ("call", "bad-call") for m in i.meanings)
+        for i in parse_script(text, GRAMMAR)
+    )
+
+
 def run_check(path: Path) -> tuple[int, str, str]:
     """`bingo-assistant check PATH --json`, in this process."""
     out, err = io.StringIO(), io.StringIO()
@@ -202,6 +212,9 @@ def test_generated_sessions_never_crash_and_never_rest_a_violation_on_an_unsure_
     path = folder / "session.txt"
     path.write_text(text, encoding="utf-8")
     code, out, err = run_check(path)
+    if not game_heard(text):  # nothing heard is never compliant: one line, exit 2, no report
+        assert (code, out) == (2, "") and len(err.splitlines()) == 1 and "heard" in err, err
+        return
     sure = [f for f in occasion.all_findings() if f.severity is not Severity.UNCERTAIN]
     assert (code, err) == (1 if sure else 0, ""), err
     assert json.loads(out) == json.loads(render_json(occasion))  # the report of the command is the procedure's
@@ -233,6 +246,9 @@ def test_the_command_line_on_generated_sessions(tmp_path: Path) -> None:
         result = subprocess.run(
             [sys.executable, "-m", "assistant", "check", path, "--json"], capture_output=True, text=True, cwd=ROOT
         )
+        if not game_heard(text):
+            assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+            continue
         assert result.returncode in (0, 1), result.stderr
         assert json.loads(result.stdout) == json.loads(render_json(check_invariants(text)))
     shuffled = tmp_path / "shuffled.txt"

@@ -105,8 +105,11 @@ def test_read_script_reports_unreadable_files(grammar: Grammar, tmp_path: Path) 
     with pytest.raises(ScriptError, match="cannot read"):
         read_script(tmp_path / "missing.txt", grammar)
     binary = tmp_path / "noise.txt"
-    binary.write_bytes(b"\xff\xfe\x00\x81")
+    binary.write_bytes(b"\x81\x00\xff\xfe")
     with pytest.raises(ScriptError, match="not a text file"):
+        read_script(binary, grammar)
+    binary.write_bytes(b"\xff\xfe\x00\x81")  # a UTF-16 byte-order mark: read as UTF-16, its one line is no script's
+    with pytest.raises(ScriptError, match=r"noise\.txt:1: expected 'TIME ROLE: WORDS'"):
         read_script(binary, grammar)
 
 

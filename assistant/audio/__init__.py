@@ -1,9 +1,9 @@
 """The audio port: where the recognizers' audio comes from, as chunks of 16 kHz mono int16 per channel.
 
-One port, three adapters: a WAV file read block by block (`FileSource`), a recording in memory
-(`RecordingSource`), and the hall's input devices (`MicrophoneSource`, several as `Devices`). Each gives
-`steps(start)`, one `AudioChunk` of every channel per step in lock-step, and `now()`, the stream time it has
-reached. A stereo source is the caller (left) and the floor (right); the pipeline splits by channel.
+One port, three adapters: a recording file read block by block (`FileSource`: any file libsndfile reads), a
+recording in memory (`RecordingSource`), and the hall's input devices (`MicrophoneSource`, several as `Devices`).
+Each gives `steps(start)`, one `AudioChunk` of every channel per step in lock-step, and `now()`, the stream time it
+has reached. A stereo source is the caller (left) and the floor (right); the pipeline splits by channel.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from .wav import (
     FileSource,
     Recording,
     RecordingSource,
+    channels_heard,
     chunks,
     from_samples,
+    is_audio,
     read_wav,
     write_wav,
 )
@@ -51,8 +53,10 @@ __all__ = [
     "MicrophoneSource",
     "Recording",
     "RecordingSource",
+    "channels_heard",
     "chunks",
     "from_samples",
+    "is_audio",
     "microphones",
     "read_wav",
     "write_wav",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
+import socket
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -365,9 +367,42 @@ def make_server(
     return uvicorn.Server(config)
 
 
-def serve(hub: ConsoleHub, host: str = "127.0.0.1", port: int = 8765, access: Access | None = None) -> None:
-    """Run the console until interrupted (blocking); run the pipeline in a thread beside it."""
-    make_server(hub, host, port, access).run()
+class BindError(Exception):
+    """The console cannot listen where it was asked (a port in use, an address not of this machine)."""
 
 
-__all__ = ["ConsoleInputError", "create_app", "make_server", "serve"]
+def bind(host: str, port: int) -> socket.socket:
+    """The console's listening socket, bound now (before the address is announced, before anything is recorded):
+    a port in use or an address not of this machine is BindError, in one line."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise BindError(f"cannot serve on {host}: {exc}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a port left in TIME_WAIT binds
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        in_use = exc.errno == errno.EADDRINUSE
+        taken = " (another program is serving on it: stop it, or give another --port)" if in_use else ""
+        raise BindError(f"cannot serve on {host}:{port}: {exc.strerror}{taken}") from None
+    return sock
+
+
+def serve(
+    hub: ConsoleHub,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    access: Access | None = None,
+    sock: socket.socket | None = None,
+) -> None:
+    """Run the console until interrupted (blocking); run the pipeline in a thread beside it. `sock`: the socket
+    `bind` gave (bound here when None)."""
+    listening = sock if sock is not None else bind(host, port)
+    make_server(hub, host, port, access).run(sockets=[listening])
+
+
+__all__ = ["BindError", "ConsoleInputError", "bind", "create_app", "make_server", "serve"]

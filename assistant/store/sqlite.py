@@ -29,9 +29,7 @@ class SqliteConnection:
             raise StoreError(f"is a directory, not a database: {path}")
         try:
             if readonly:
-                self._db = sqlite3.connect(
-                    f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=busy_timeout, isolation_level=None
-                )
+                self._db = sqlite3.connect(readonly_uri(path), uri=True, timeout=busy_timeout, isolation_level=None)
             else:
                 self._db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
@@ -95,6 +93,21 @@ class SqliteConnection:
 
     def close(self) -> None:
         self._db.close()
+
+
+def readonly_uri(path: Path) -> str:
+    """The URI that opens the record to read only, writing nothing beside it.
+
+    A record no writer has open (no -wal or -journal beside it: the last writer closed it, its rows all in the file)
+    is opened immutable: SQLite then makes no -wal/-shm (a WAL database read mode=ro leaves both behind), takes no
+    lock, and opens in a read-only folder or on read-only media too. A record with a -wal (a writer has it open, or
+    one was killed before closing) is opened mode=ro, so the rows in its WAL are read (that needs its -shm, which
+    is there beside the -wal). A writer that opens the record in the moment it is read immutable is the one case
+    this does not cover (its checkpoint may change the file under the read): read it again once that writer closed.
+    """
+    resolved = path.resolve()
+    written = any(resolved.with_name(resolved.name + end).exists() for end in ("-wal", "-journal"))
+    return f"file:{quote(str(resolved))}?mode=ro" + ("" if written else "&immutable=1")
 
 
 def sqlite_error(exc: sqlite3.Error, path: Path) -> StoreError:
