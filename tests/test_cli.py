@@ -23,7 +23,7 @@ import pytest
 from assistant.audio import read_wav, write_wav
 from assistant.messages import Ball
 from assistant.settings import ROOT
-from assistant.store import Store, occasion_record
+from assistant.store import Store, StoreError, occasion_record
 
 FIXTURES = ROOT / "audio_fixtures"
 SCENARIOS = ROOT / "tests" / "scenarios"
@@ -473,9 +473,12 @@ def serve_to_its_end(script: Path, db: Path) -> tuple[int, str]:
         while True:  # the session's last words close its game in the record
             assert process.poll() is None and time.monotonic() < deadline, "serve ended or did not play the session"
             if db.exists():
-                with Store.open(db, readonly=True) as store:
-                    occasion = store.latest_occasion()
-                    games = occasion_record(store, occasion).games if occasion is not None else []
+                try:
+                    with Store.open(db, readonly=True) as store:
+                        occasion = store.latest_occasion()
+                        games = occasion_record(store, occasion).games if occasion is not None else []
+                except StoreError:  # serve is still making the record
+                    games = []
                 if games and games[-1].status == "completed":
                     break
             time.sleep(0.2)
