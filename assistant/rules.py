@@ -6,7 +6,7 @@ Loaded from YAML (config/rules/nm-15.4.7.11.yaml); assistant/procedure.py runs i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,9 @@ class PromptSpec:
     asks: str | None = None
     """Said only when all it rests on was heard for sure; otherwise the prompt named here (a question) is said
     instead."""
+    stands_for: str | None = None
+    """The prompt this one is said in place of when what that one rests on was heard unsure ("Was that a bingo?"
+    for "Floor: read the card"); a prompt named by another's `asks` stands for that one without saying so."""
     wrong: bool = False
     """It tells the caller something went wrong (not called, say it again, the error sentence, was that a bingo,
     the held ball): one said where the transcript gives none is the worst prompt (the scenario benchmark counts
@@ -174,13 +177,18 @@ class RulePack:
                     p.get("clause"),
                     asks=None if p.get("asks") is None else str(p["asks"]),
                     wrong=_flag(p.get("wrong", False), kind, "wrong"),
+                    stands_for=None if p.get("stands_for") is None else str(p["stands_for"]),
                     owed=_owed(p.get("owed"), kind),
                 )
                 for kind, p in data["prompts"].items()
             }
-            unasked = {kind: p.asks for kind, p in prompts.items() if p.asks is not None and p.asks not in prompts}
+            for kind, p in list(prompts.items()):
+                if p.asks in prompts and prompts[p.asks].stands_for is None:
+                    prompts[p.asks] = replace(prompts[p.asks], stands_for=kind)
+            named = {kind: p.asks or p.stands_for for kind, p in prompts.items()}
+            unasked = {kind: other for kind, other in named.items() if other is not None and other not in prompts}
             if unasked:
-                raise ValueError(f"prompts ask with prompts the pack does not have: {unasked}")
+                raise ValueError(f"prompts name prompts the pack does not have: {unasked}")
             clauses = tuple(
                 ClauseSpec(
                     clause=str(c["clause"]),

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from assistant.hall.scenarios import prompts_beyond
+from assistant.messages import Prompt
+from assistant.rules import RulePack
 from assistant.settings import ROOT
 
 OPENING = """@game type=regular last_ball_required=no
@@ -188,3 +191,17 @@ def test_a_violation_is_told_when_it_is_recorded_and_a_hall_may_mute_it(tmp_path
         check(tmp_path, script, "--voice-out", str(tmp_path / "voice.wav"), config=config)
         rows = json.loads((tmp_path / "prompts.json").read_text(encoding="utf-8"))
         assert [(r["text"], r["status"]) for r in rows if r["kind"] == "violation-recorded"] == told
+
+
+def test_the_scenario_bench_counts_a_question_said_in_place_of_a_prompt_as_that_prompt(rules: RulePack) -> None:
+    """ "Was that a bingo?" where the transcript has the player's bingo ("Floor: read the card") is the same matter,
+    asked; the same question where nobody claimed is a prompt beyond the transcript's, and one that accuses."""
+    heard = [
+        Prompt(64.0, "Was that a bingo?", "bingo-unsure"),
+        Prompt(70.0, "Did you say B seven twice?", "repeat-call-check"),
+        Prompt(100.0, "Was that a bingo?", "bingo-unsure"),
+    ]
+    told = [Prompt(64.0, "Floor: read the card's manufacturer and serial number", "read-card")]
+    told.append(Prompt(70.0, "Say it again: B seven", "repeat-call"))
+    assert [(p.time, p.kind) for p in prompts_beyond(heard, told, rules)] == [(100.0, "bingo-unsure")]
+    assert rules.prompts["bingo-unsure"].wrong and not rules.prompts["repeat-call-check"].wrong

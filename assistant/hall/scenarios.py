@@ -163,7 +163,7 @@ def run_scenario(
         for i in result.inputs
         if isinstance(i, Utterance)
     ]
-    beyond = Counter(p.kind for p in result.prompts) - Counter(p.kind for p in told)
+    beyond = Counter(p.kind for p in prompts_beyond(result.prompts, told, RulePack.load(settings.procedure.rules)))
     wrong = {kind for kind, spec in RulePack.load(settings.procedure.rules).prompts.items() if spec.wrong}
     return SessionResult(
         scenario=path.stem,
@@ -182,6 +182,25 @@ def run_scenario(
         false_prompts=beyond,
         false_wrong=sum(n for kind, n in beyond.items() if kind in wrong),
     )
+
+
+def prompts_beyond(heard: Sequence[Prompt], told: Sequence[Prompt], rules: RulePack) -> list[Prompt]:
+    """The prompts of the audio's run that the script's run has no match for, in order. A question said in place of
+    a prompt (`PromptSpec.stands_for`: "Did you say B seven twice?" for "Say it again", "Was that a bingo?" for
+    "Floor: read the card") matches it: the same matter, asked instead of told. Matched in order within a matter."""
+
+    def matter(kind: str) -> str:
+        spec = rules.prompts.get(kind)
+        return spec.stands_for if spec is not None and spec.stands_for is not None else kind
+
+    owed = Counter(matter(p.kind) for p in told)
+    beyond = []
+    for prompt in heard:
+        if owed[matter(prompt.kind)] > 0:
+            owed[matter(prompt.kind)] -= 1
+        else:
+            beyond.append(prompt)
+    return beyond
 
 
 # ----- worker processes: each keeps one pair of recognizers, as a hall's microphones keep running -----
