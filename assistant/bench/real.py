@@ -29,6 +29,10 @@ LETTERS_SOURCE = "klettres-data"
 """One speaker saying the alphabet: the letters of the calls, never babble or chatter."""
 FSDD = "FSDD"
 AN4 = "AN4 subset"
+TALK = ("pocketsphinx-testdata", "alphacep/vosk-api python/example/test.wav")
+"""The sources of longer talk (sentences, digit strings) that the crowd's babble and the chatter are made of, with
+FSDD's digits and AN4's utterances. The corpus's other sources (speech commands, Commons words, alphabet and number
+voices) are single words and letters: in a crowd they would be calls said alone, so only what names them uses them."""
 AN4_CALLS = {"nineteen": 19, "thirty three": 33}
 """AN4 numbers that are bingo balls, said whole (I 19, N 33)."""
 LEVEL = 3000.0
@@ -129,7 +133,7 @@ def babble_groups(root: Path = REAL_AUDIO, part: str = "all") -> list[list[np.nd
     for rec in recordings:
         speakers.setdefault(rec.source, set()).add(rec.speaker)
     for rec in recordings:
-        if rec.source == LETTERS_SOURCE:
+        if rec.source not in (FSDD, AN4, *TALK):
             continue
         if part != "all" and babble_part(rec.speaker, list(speakers[rec.source])) != part:
             continue
@@ -262,7 +266,7 @@ def chatter_stream(
 ) -> gen.Stream:
     """Real off-grammar talk: the AN4, pocketsphinx and vosk recordings (yes/no, spelled words, digit strings,
     sentences), shuffled, again and again until `seconds` are said. Any sure call heard in it is false."""
-    recs = [r for r in manifest(root) if r.source not in (LETTERS_SOURCE, FSDD)]
+    recs = [r for r in manifest(root) if r.source in (AN4, *TALK)]
     if not recs:
         raise RealAudioError(f"no real recordings for chatter in {root}")
     rng = random.Random(seed)
@@ -302,6 +306,8 @@ def real_sets(root: Path = REAL_AUDIO) -> dict[str, list[tuple[Path, str]]]:
     for rec in recs:
         if rec.source == FSDD:
             sets["fsdd digit"].append((rec.path, rec.text))
+        elif rec.source not in (AN4, *TALK):
+            continue
         elif rec.text in REAL_NUMBERS:
             sets["an4 number"].append((rec.path, rec.text))
         elif rec.text in ("yes", "no"):
