@@ -203,6 +203,24 @@ class _Run:
         if new and isinstance(item, Utterance) and self.printer is not None:
             self.printer.heard(item)
 
+    def microphone(self, role: Role, kind: str, at: float) -> None:
+        """Tell the caller aloud that a microphone's sound is lost, or back (`MicrophoneSource`'s alert)."""
+        lost = kind == "lost"
+        text = f"{role.value.capitalize()} microphone {'lost' if lost else 'back'}"
+        self._speak(Prompt(time=at, text=text, kind=f"microphone-{kind}", priority=3 if lost else 1))
+
+    def tell_record(self, db: RecordLocation | None, at: float, kept: bool = False) -> None:
+        """Where the record goes, said at the start and on exit: on standard error in full, aloud by its name."""
+        if db is None:
+            return
+        where = "the hall's record on the server" if is_server(db) else Path(db).name
+        occasion = f" (occasion {self.occasion_id})" if self.occasion_id is not None else ""
+        print(f"record: {'kept in' if kept else 'writing to'} {db}{occasion}", file=sys.stderr, flush=True)
+        text = f"Record kept in {where}" if kept else f"Recording to {where}"
+        self._speak(Prompt(time=at, text=text, kind="record-kept" if kept else "record", priority=0))
+        if not kept:  # said before listening starts: the caller's first words are not said over
+            self.speaker.idle(RECORD_SAID_WITHIN)
+
     def _speak(self, item: Output) -> None:
         if isinstance(item, Prompt):
             self.prompts.append(item)
@@ -425,12 +443,13 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
 def listen(args: argparse.Namespace, settings: Settings) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
     gate = SelfHearingGate(margin_after=1.0)  # a hall's reverberation: double talk is kept (gate.filter)
-    hall = _Microphones(settings, grammar)
+    hall = _Microphones(settings, grammar, alert=lambda role, kind, at: run.microphone(role, kind, at))
     plans = plans_from(args.plan)
     run = _Run(settings, grammar, source="live", printer=True)
     with run.stack:
         run.open_store(args.db or settings.store.db, args.resume, ship_to=args.ship_to)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=hall.now)
+        run.tell_record(args.db or settings.store.db, hall.now())
         session = run.session()
         until = run.resume(session)
         at = 0.0 if until is None else until + RESUME_GAP
@@ -474,6 +493,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             # after `since` was never heard, and anything may have been said in it (never a violation's absence)
             session.feed(Utterance(since, end, role, "", confidence=0.0, uncertain=True))
         session.feed(SessionEnd(end))
+        run.tell_record(args.db or settings.store.db, end, kept=True)
         run.finish(session, args.prompts_json)
         return _verdict(session.procedure.occasion)
 
@@ -490,6 +510,8 @@ def _timed(items: Iterator[Utterance | Tick], now: Callable[[], float], out: Tex
         yield item
 
 
+RECORD_SAID_WITHIN = 6.0
+"""Seconds `listen` and `serve --live` wait, at most, for "Recording to hall.db" to be said before they listen."""
 RESUME_GAP = 1.0
 """Seconds of stream time put between what the record of a killed `listen` holds and what `--resume` hears: the
 time it was down is not known, and it stands in the record as an unsure hearing of every channel."""
@@ -505,19 +527,27 @@ class _Microphones:
     """The caller's microphone (and the floor's, when configured) with a recognizer each. Made before anything is
     recorded, so a missing device stops `listen` with nothing written."""
 
-    def __init__(self, settings: Settings, grammar: Grammar) -> None:
+    def __init__(
+        self, settings: Settings, grammar: Grammar, alert: Callable[[Role, str, float], None] | None = None
+    ) -> None:
+        """`alert`: told (role, "lost" or "back", stream time) when a microphone's sound is lost and when it is
+        back (`MicrophoneSource`'s alert), to tell the caller aloud."""
         audio = settings.audio
         floor = audio.floor_device
 
-        def device(name: str | None, channels: int) -> MicrophoneSource:
-            return MicrophoneSource(name, channels, rate=audio.device_rate, max_behind=audio.max_behind)
+        def device(name: str | None, roles: tuple[Role, ...]) -> MicrophoneSource:
+            def told(kind: str, channel: int, at: float) -> None:
+                if alert is not None:
+                    alert(roles[channel], kind, at)
+
+            return MicrophoneSource(name, len(roles), rate=audio.device_rate, max_behind=audio.max_behind, alert=told)
 
         if floor == "right":  # one device, two channels: left the caller, right the floor
-            sources = [device(audio.caller_device, 2)]
+            sources = [device(audio.caller_device, (Role.CALLER, Role.FLOOR))]
         else:
-            sources = [device(audio.caller_device, 1)]
+            sources = [device(audio.caller_device, (Role.CALLER,))]
             if floor:
-                sources.append(device(floor, 1))
+                sources.append(device(floor, (Role.FLOOR,)))
         self.devices = Devices(sources)
         self.roles = (Role.CALLER, Role.FLOOR)[: self.devices.channels]
         self.recognizers: list[Recognizer] = []
@@ -682,7 +712,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     sessions: list[Session] = []
     # the microphones started before anything is recorded (a missing device stops serve with nothing written),
     # and their clock the hub's: a ball keyed on the page and a call heard at that moment get one time
-    hall = _Microphones(settings, grammar) if args.live else None
+    hall = _Microphones(settings, grammar, alert=run.microphone) if args.live else None
     gate = SelfHearingGate(margin_after=1.0)  # as in `listen`: the voice's echo is not the caller
     if hall is not None:
         run.use_speaker(settings.voice.mode, None, gate=gate, clock=hall.now)
@@ -706,6 +736,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     def open_session(emit: Callable[[Output], None]) -> Session:
         run.open_store(args.db, resume=False, ship_to=args.ship_to)
+        if hall is not None:  # the caller at the desk hears where the record goes
+            run.tell_record(args.db, hall.now())
         session = run.session()
         session.sinks.append(emit)
         if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`
@@ -783,6 +815,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:
+            if hall is not None:
+                run.tell_record(args.db, hall.now(), kept=True)
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()

@@ -116,6 +116,10 @@ class Speaker(Protocol):
 
     def speaking(self) -> bool: ...
 
+    def idle(self, timeout: float | None = None) -> bool:
+        """Wait until nothing is queued or playing; False on timeout."""
+        ...
+
     def close(self) -> None: ...
 
     def prompts_json(self) -> list[dict[str, object]]: ...
@@ -481,6 +485,9 @@ class SilentSpeaker:
     def speaking(self) -> bool:
         return False
 
+    def idle(self, timeout: float | None = None) -> bool:
+        return True
+
     def close(self) -> None:
         pass
 
@@ -522,6 +529,9 @@ class TimelineSpeaker:
     def speaking(self) -> bool:
         """A timeline never plays aloud."""
         return False
+
+    def idle(self, timeout: float | None = None) -> bool:
+        return True
 
     def said(self) -> list[Said]:
         """Every prompt that is heard, in the order heard, with where it sits."""

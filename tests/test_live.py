@@ -107,6 +107,11 @@ def listen(
     return subprocess.CompletedProcess(process.args, process.returncode, out, ready + err)
 
 
+TOLD_BESIDE = {"record", "record-kept", "violation-recorded", "microphone-lost", "microphone-back"}
+"""What the caller is told beside the procedure's prompts: where the record goes, a violation recorded, a
+microphone lost and back."""
+
+
 def report(db: Path) -> dict[str, object]:
     result = cli("report", "--db", db, "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -159,9 +164,17 @@ def test_listen_on_two_devices_records_what_check_finds_in_the_recording(hall: V
     planted = [("A(2)", "next-ball-before-repeat", "warning"), ("A(3)", "call-not-repeated", "violation")]
     assert live[0]["findings"] == planted
     verified(db)
-    prompts = json.loads((tmp_path / "p.json").read_text())
+    told = json.loads((tmp_path / "p.json").read_text())
+    prompts = [p for p in told if p["kind"] not in TOLD_BESIDE]
     assert [p["kind"] for p in prompts] == ["read-card"]
     assert prompts[0]["status"] == "said" and prompts[0]["end"] > prompts[0]["start"]  # said on the device
+    # where the record goes, said before listening and on exit; the violation, when it was recorded
+    assert [p["text"] for p in told if p["kind"] in TOLD_BESIDE] == [
+        "Recording to live.db",
+        "Recorded: A 3, call not repeated",
+        "Record kept in live.db",
+    ], told
+    assert told[0]["status"] == "said"
 
 
 @pytest.mark.parametrize("rate", [None, 48000])
@@ -225,7 +238,7 @@ def test_the_assistants_voice_back_from_the_hall_speakers_is_never_the_caller(
     finally:
         stop()
 
-    prompts = json.loads((tmp_path / "p.json").read_text())
+    prompts = [p for p in json.loads((tmp_path / "p.json").read_text()) if p["kind"] not in TOLD_BESIDE]
     said = [p for p in prompts if p["kind"] == "repeat-call"]
     assert [p["text"] for p in prompts] == ["Say it again: B seven"] and said[0]["status"] == "said", prompts
     assert said[0]["start"] - said[0]["time"] < 1.0  # said when due, on the device's clock
@@ -277,12 +290,15 @@ def test_a_microphone_that_stops_or_mutes_and_returns_leaves_an_unsure_gap_not_a
         hall.mute("caller_mic", False)
         return players
 
-    result = listen(hall, [*args, "--voice", "silent"], stop if fault == "stops" else mute)
+    said = tmp_path / "p.json"
+    result = listen(hall, [*args, "--voice", "silent", "--prompts-json", said], stop if fault == "stops" else mute)
 
     assert result.returncode == 0, result.stdout + result.stderr  # compliant: nothing but unsure findings
     told = [line for line in result.stderr.splitlines() if line.startswith("audio: ")]
     went, back_again = ("delivered nothing", "is back") if fault == "stops" else ("digital silence at", "sound again")
     assert len(told) == 2 and went in told[0] and back_again in told[1], result.stderr
+    alerts = [(p["kind"], p["text"]) for p in json.loads(said.read_text()) if p["kind"].startswith("microphone")]
+    assert alerts == [("microphone-lost", "Caller microphone lost"), ("microphone-back", "Caller microphone back")]
     live = essence(report(db))
     assert live[0]["calls"] == ["B7", "I22", "N38", "G51", "O64", "B12"] and live[0]["status"] == "completed"
     findings = live[0]["findings"]

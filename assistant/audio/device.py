@@ -142,11 +142,14 @@ class MicrophoneSource:
         tell: Callable[[str], None] | None = None,
         rate: int | None = None,
         max_behind: float = 10.0,
+        alert: Callable[[str, int, float], None] | None = None,
     ) -> None:
         """`stall`: seconds without audio after which the device is taken for gone; `tell` gets the one-line
         reports of trouble (default: standard error). `rate`: the rate to record at (default 16 kHz if the device
         takes it, else its own), converted to 16 kHz as it streams. `max_behind`: seconds of audio held for
-        listening that has fallen behind; what comes beyond is dropped, marked missing."""
+        listening that has fallen behind; what comes beyond is dropped, marked missing. `alert`, when given, is
+        told ("lost" or "back", channel, stream time) when a channel's sound is lost (the device stops, or gives
+        digital silence after sound) and when it is back: what the caller is told aloud."""
         try:
             import sounddevice as sd
         except OSError as exc:  # PortAudio library missing
@@ -164,6 +167,7 @@ class MicrophoneSource:
         self.name = str(info["name"])
         self.tell = tell or (lambda line: print(line, file=sys.stderr, flush=True))
         self._say = _Teller(self.tell)
+        self._alert = alert or (lambda kind, channel, at: None)
         if rate is None:
             rate = RATE if self._takes(RATE) else round(float(info["default_samplerate"]))
         elif not self._takes(rate):
@@ -254,6 +258,8 @@ class MicrophoneSource:
                         f"audio: {self.name} delivered nothing for {self.stall:g} s at {gone:.1f} s; "
                         "the record marks the gap, listening goes on when it returns"
                     )
+                    for c in range(self.channels):
+                        self._alert("lost", c, gone)
                     for stand_in in self._outage(position, round(self.chunk_seconds * RATE)):
                         position += len(stand_in[0].samples)
                         yield stand_in
@@ -261,6 +267,8 @@ class MicrophoneSource:
                         f"audio: {self.name} is back at {position / RATE:.1f} s "
                         f"({position / RATE - gone:.1f} s not heard)"
                     )
+                    for c in range(self.channels):
+                        self._alert("back", c, position / RATE)
                     continue
                 at = position / RATE
                 if block.samples is None:
@@ -314,10 +322,13 @@ class MicrophoneSource:
                 at,
                 f"audio: {name} gives digital silence at {at:.1f} s (a dropout, or a muted input); the record marks it",
             )
+            if zeros.told:
+                self._alert("lost", channel, at)
         elif not missing and zeros.since is not None:
             if zeros.told:
                 silent = at - zeros.since
                 self.tell(f"audio: {name} gives sound again at {at:.1f} s ({silent:.1f} s of digital silence)")
+                self._alert("back", channel, at)
             zeros.since = None
         return missing
 
