@@ -520,7 +520,7 @@ UNHEARD_TAIL = 1.0
 under way) from which that stretch stands in the record as an unsure hearing of the channel's role (a word under
 way moves it back to where the word began; a shorter tail is the devices' blocks in flight). Under load a
 stopped `listen` had not heard the caller's last 8 s ("are there any other bingos?", "this game is completed") and
-made two B(9) violations of their absence (session 20)."""
+made two B(9) violations of their absence."""
 
 
 class _Microphones:

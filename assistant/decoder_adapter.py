@@ -1,4 +1,4 @@
-"""Whisper's decoder adapted to calls in a hall: `python -m assistant.train decoder` (issue 20).
+"""Whisper's decoder adapted to calls in a hall: `python -m assistant.train decoder` (docs/hall-model.md).
 
 Low-rank updates (LoRA) of the decoder's dense weights, trained here with torch on the CPU, over Whisper's frozen
 encoder: each example is encoded once, as the engine encodes an utterance (10 s window, the noise floor), and
@@ -43,11 +43,12 @@ OTHERS_PER_VOICE = 4
 SAID_PER_VOICE = 8
 """Sayings of the rule that are no call, a second set per voice (not the real voices, who say digits only): a
 claim ("bingo", "we have a bingo") and a card's numbers a quarter each, the rest of the rule's phrases. Without
-it the adapter heard the floor's "bingo" and card as calls (session 17: 12 calls to under 2 phrases a voice)."""
+it the adapter heard the floor's "bingo" and card as calls (its data then held 12 calls to under 2 phrases a
+voice)."""
 MISNAMED_PER_VOICE = 2
 """Calls naming no ball ("B thirty two"), written as said, a third set per voice: with calls of real balls alone
 the adapter learnt that a letter goes with its numbers and wrote "B thirty two" as "b thirteen", so that a caller's
-bad call (A(5)) went unnoticed (session 18)."""
+bad call (A(5)) went unnoticed."""
 RANK = 8
 ALPHA = 16.0
 EPOCHS = 2

@@ -6,13 +6,13 @@ on a few loud frames (levels over 30 ms). What keeps it open can be judged on a 
 the utterance itself (`HALL_CUTTING`): a crowd's babble flickers above its median for a few frames at a time,
 and in a hall it stays far below the caller on the microphone, while the pause between a call's letter and
 its number is short. So babble neither joins a call nor bridges the quiet between two sayings, and a caller's
-"B ... eleven" stays one utterance (issue 19, `python -m assistant.bench cuts`). A maximum length closes an
+"B ... eleven" stays one utterance (`python -m assistant.bench cuts`). A maximum length closes an
 utterance even if the hall never goes quiet.
 
 Speech barely over a crowd may open no utterance, or one too short to decode. The endpointer reports such a
 stirring when it comes near the level of the speaker's speech the engine heard sure; where that level is so low
 that a little quieter would stir nothing, every stretch of quiet is one. The engines give a stirring as an unsure
-hearing of nothing, so the rule of evidence sees that something may have been said there (issue 19, session 14).
+hearing of nothing, so the rule of evidence sees that something may have been said there.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class EndpointSettings:
     stir_frames: int = 3
     """... and this many of them within `stir_window` frames, short of opening an utterance, are a stirring: speech
     may have stood there under the crowd, and nothing was decoded of it. An utterance closed with less voiced time
-    than `min_speech` is one too. 0: none reported. (Issue 19: at 5 dB a caller's call may open no utterance, and
+    than `min_speech` is one too. 0: none reported. (At 5 dB a caller's call may open no utterance, and
     the rule of evidence must see that something may have been said there.)"""
     stir_window: int = 6
     """Frames (10 ms) over which `stir_frames` are counted."""
@@ -79,11 +79,11 @@ class EndpointSettings:
 
 
 HALL_CUTTING = EndpointSettings(below_peak_db=15.0, hangover=0.6, close_smoothing=20)
-"""Cutting for a hall (issue 19; `python -m assistant.bench cuts`): what keeps an utterance open is a 200 ms level
+"""Cutting for a hall (`python -m assistant.bench cuts`): what keeps an utterance open is a 200 ms level
 within 15 dB of the utterance's loudest, and 0.6 s of quiet, longer than a caller's pause between letter and
 number, closes it. It opens as the default does (8 dB over the noise): opening at 6 dB kept more sayings whole at
 5 dB but opened the crowd's own words too, and on the scenario library their unsure hearings turned planted
-violations uncertain (docs/bench-accuracy.md, session 8). The Whisper engines' cutting (session 10); pocketsphinx
+violations uncertain (docs/bench-accuracy.md). The Whisper engines' cutting; pocketsphinx
 and vosk keep `EndpointSettings()` (with the 0.6 s hangover pocketsphinx heard a clean "b seven" as "the serial
 one"). A benchmark's `--option endpoint.NAME=VALUE` changes it from here for the Whisper engines."""
 

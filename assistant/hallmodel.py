@@ -1,4 +1,4 @@
-"""The hall model's data and training: `python -m assistant.train head` (issue 20).
+"""The hall model's data and training: `python -m assistant.train head` (docs/hall-model.md).
 
 Data, made here: many voices saying every call the ways a caller does (one breath, or the letter, a pause and
 the number), and speech that is no call (the rule's phrases, patter with near misses, a letter or a number
@@ -8,7 +8,7 @@ under it at 0-30 dB or none, with babble before and after as an endpointer cuts 
 
 Voices are split by speaker. Training: espeak-ng voices (four English accents x variants x rates x pitches),
 festival's ked, the real FSDD speakers of one half with the KLettres letter B (B 1-9); validation (the
-thresholds): other espeak variants. Neural voices (since session 12 the committed head's data; `--no-kokoro`
+thresholds): other espeak variants. Neural voices (in the committed head's data; `--no-kokoro`
 leaves them out): 32 Kokoro-82M voices in training, four of a style never trained on in validation
 (`bench.kokoro`). Held out, for judging only: flite's awb, rms, slt, kal16 (the hall set's held-out voices), in
 the other half of the real babble. The scenario benchmark's held-out espeak voices (en-gb-x-rp, en-us-nyc,
@@ -705,8 +705,8 @@ def plan(seed: int) -> dict[str, list[Job]]:
 
 
 def set_parts(neural: bool, cut: bool = False) -> dict[str, tuple[str, ...]]:
-    """The parts each set is joined from: the Kokoro voices only with `neural` (the committed head's data since
-    session 12, docs/hall-model.md); with `cut`, sayings in continuous babble cut as the endpointer cuts them
+    """The parts each set is joined from: the Kokoro voices only with `neural` (in the committed head's data,
+    docs/hall-model.md); with `cut`, sayings in continuous babble cut as the endpointer cuts them
     (`as_cut`) join training and validation, and are judged as a held-out set of their own."""
     parts: dict[str, tuple[str, ...]] = {"train": ("train",), "valid": ("valid",), "held-out": ("held-out",)}
     if neural:

@@ -1,4 +1,4 @@
-"""The transcript script format (a contract, issue 2): a session written as text, read into inputs.
+"""The transcript script format (a contract): a session written as text, read into inputs.
 
     @game type=limited balls=50 last_ball_required=yes    the next game of the hall's program
     12.5 caller: B seven                                   TIME ROLE: WORDS (TIME in seconds or mm:ss.s)

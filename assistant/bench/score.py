@@ -2,7 +2,7 @@
 
 A said call is right when the sure hearings over it are exactly that ball, wrong when they hold another ball
 (the dangerous case: an A(5) violation that was not), uncertain when there were only unsure hearings, missed
-when there was none. The tables and the targets of issue 12 are printed from these tallies.
+when there was none. The tables and the accuracy targets (`RIGHT_TARGETS` and the rest) are printed from these tallies.
 """
 
 from __future__ import annotations
@@ -396,7 +396,7 @@ def sweep_table(scores: Iterable[Score]) -> str:
     return markdown((*header, "false calls/min chatter"), rows) if rows else ""
 
 
-# ----- the targets of issue 12 ---------------------------------------------------------------------------------
+# ----- the accuracy targets -------------------------------------------------------------------------------------
 
 
 RIGHT_TARGETS: dict[float | None, float] = {None: 99.5, 20.0: 99.0, 10.0: 95.0, 5.0: 85.0}
@@ -416,7 +416,7 @@ def _against(value: float, target: float, at_least: bool, digits: int = 1) -> st
 
 
 def targets_table(scores: Iterable[Score]) -> str:
-    """Each row against the issue's targets: ✓ met, ✗ not met."""
+    """Each row against the accuracy targets: ✓ met, ✗ not met."""
     rows = []
     for s in scores:
         if s.error or s.snr not in RIGHT_TARGETS:

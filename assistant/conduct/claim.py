@@ -127,7 +127,7 @@ class Claiming(ConductCore):
                 self.not_called_heard.append(ball)
             # A call on the board heard unsure may have been this number, misheard: no violation rests on its
             # absence. Its two sayings agreeing on a ball tell that the call was repeated (A(3)), not which ball it
-            # was (espeak en-029's "N thirty one" heard "n forty one" twice, then the floor's N 31: session 19).
+            # was (espeak en-029's "N thirty one" heard "n forty one" twice, then the floor's N 31).
             # Nor when a hearing of a call, sure or not, left room for this number (`CallRecord.could_be`): the same
             # voice's confusion repeats, so a call heard sure may be a sound-alike of the number too.
             known = {d.time for d in claim.not_called_doubts}

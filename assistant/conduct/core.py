@@ -418,7 +418,7 @@ class ConductCore:
         the recognizer could not make out (B(1)). "No claim is being verified" rests on them as on a bingo heard
         unsure and dropped (`dropped_claim`): the caller reading the winning numbers is not balls called again (A(6))
         nor calls said once (A(3)), until a new ball is said twice for sure (hall audio, held-out voices at 10 dB,
-        session 17: a player's bingo heard "b two", unsure, gave nine false violations)."""
+        where a player's bingo heard "b two", unsure, gave nine false violations)."""
         if (
             self.state == "calling"
             and hearing.unsure

@@ -38,7 +38,7 @@ MAY_READ: dict[str, frozenset[str]] = {
 }
 """What each role may see: the master board (read-only for the inspector), and the records (report, chain, access)."""
 OPEN = "open"
-"""The role of everyone on a console with no users, on loopback only: everything, as before issue 17."""
+"""The role of everyone on a console with no users, on loopback only: everything, with no login."""
 SESSION_SECONDS = 12 * 3600.0
 """A login lasts this long (an occasion and more); then the page goes back to the login."""
 LOGIN_FAILURES = 5
@@ -178,7 +178,7 @@ class LoginLimit:
 class Access:
     """The console's gate: who is logged in, what they may do, and the journal of every login and action.
 
-    With no users and `open_allowed` (loopback), the console is open as before issue 17: everyone is an OPEN
+    With no users and `open_allowed` (loopback), the console is open: everyone is an OPEN
     operator and needs no login. Beyond loopback the console is never open, even if every user is removed.
     """
 
@@ -294,7 +294,7 @@ class Access:
             if not operator.may(action):
                 raise Refused(403, f"a {operator.role} may not do that ({action})")
             if operator.role == OPEN:
-                return operator  # loopback with no users: as before issue 17
+                return operator  # loopback with no users: open to everyone
             if action_id is None or not ACTION_ID.fullmatch(action_id):
                 raise Refused(400, "the action carries no action id")
             with self._lock:

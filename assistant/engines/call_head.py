@@ -1,5 +1,5 @@
 """The call head: a small network over Whisper's frozen encoder states that says which of the 75 calls an
-utterance is, or that it is none of them (issue 20, the hall model).
+utterance is, or that it is none of them (the hall model, docs/hall-model.md).
 
 The encoder runs once per utterance for the constrained decoder anyway; the head reads the same states (the
 first `frames` of them, averaged in pairs), so it costs a few milliseconds for three members. It is trained here
@@ -68,7 +68,7 @@ Arrays = dict[str, Floats]
 class CallHead:
     """The trained head: posterior over the 76 labels of one utterance. Several members (the same layout trained
     with different seeds on the same data) are averaged: where one member is sure of a wrong ones digit, the
-    others seldom are (docs/hall-model.md, session 12)."""
+    others seldom are (docs/hall-model.md)."""
 
     members: tuple[Arrays, ...]
     meta: dict[str, object]

@@ -42,7 +42,7 @@ EXAMPLE_CALLS = ((4, 19, 35, 52, 68), (11, 27, 40, 58, 73), (7, 23, 44, 49, 62))
 """Calls named in the prompt, one per column, written in words: with numerals in the prompt a doubtful call was
 heard as one of the prompt's numbers far more often than as any other (8 of 16 errors at 10 dB); in words,
 never, and more calls were heard right (docs/bench-accuracy.md). Without them fewer calls are heard (103 of 150
-real sayings at 20 dB instead of 125, issue 19), but a doubtful hearing is drawn to them: the sets take turns,
+real sayings at 20 dB instead of 125), but a doubtful hearing is drawn to them: the sets take turns,
 utterance by utterance, so that no call is the prompt's default answer, and a hearing of one of the prompt's own
 calls counts only if the decoder, left to itself with no prompt, writes its number too."""
 
@@ -87,7 +87,7 @@ class WhisperSettings:
 
     window: float = 10.0
     """Seconds of audio the encoder sees (the utterance, then silence): 10 s heard calls better than 5 s (95 against
-    92 % right on clean cut calls); Whisper's own 30 s cost nine times as much and was no better (issue 12)."""
+    92 % right on clean cut calls); Whisper's own 30 s cost nine times as much and was no better."""
     beam: int = 5
     """Hypotheses kept by the constrained search."""
     prompt_phrase_tokens: int = 40
@@ -115,8 +115,8 @@ class WhisperSettings:
     whole_early: bool = True
     """A call decoded ahead that is sure and cannot go on ("B seven", not "G fifty", which may be "G fifty five")
     is given out at once, without waiting for the endpointer's hangover (`HALL_CUTTING`: 0.6 s, longer than a
-    caller's pause between letter and number), and closes its utterance: what follows is another (session 7;
-    the default since session 10, docs/bench-accuracy.md)."""
+    caller's pause between letter and number), and closes its utterance: what follows is another
+    (docs/bench-accuracy.md)."""
     free_prompt: str = "step"
     """The prompt of the free sentence, the yardstick of a hearing: 'step' (the grammar search's own prompt) or
     'bare' (Whisper's start tokens alone). Measured on the hall set's tuning voices, 'bare' heard fewer calls
@@ -133,26 +133,27 @@ class WhisperSettings:
     hearing leaves room for another ball (`Heard.could_be`) that has at least this of its N-best."""
     head_room: float = 0.1
     """A call hearing leaves room for another ball (`Heard.could_be`) that the call head hears with at least this.
-    Espeak en-029's "N thirty one" heard "n forty one" gave N 31 0.10-0.12 (session 20); on the validation voices'
+    Espeak en-029's "N thirty one" heard "n forty one" gave N 31 0.10-0.12; on the validation voices'
     dumps 1-2 % of the sure call hearings have such a ball (20 % from 0.02: the head spreads thinly over many)."""
     adapter: str = ""
     """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
     merged into a second decoder that reads calls only (what the head hears as no call, and what it does not read
-    as a call, is Whisper's own decoder's reading, since session 19): its file, "none" for Whisper's own decoder
+    as a call, is Whisper's own decoder's reading): its file, "none" for Whisper's own decoder
     alone, or "" (the default) for the committed one (`ADAPTER`) in the hall engine and none in the zero-shot
-    whisper engine. The hall engine's default since session 20, when the procedure came to keep the balls a call's
-    hearing left room for (`Heard.could_be`): the adapter hears calls in babble better and its sharper N-best left
-    a sound-alike sure that the rule of evidence must not trust (docs/hall-model.md "Session 20")."""
+    whisper engine. The hall engine's default, which holds because the procedure keeps the balls a call's hearing
+    left room for (`Heard.could_be`): the adapter hears calls in babble better, and its sharper N-best can leave a
+    sound-alike sure that the rule of evidence must not trust (docs/hall-model.md, the adapter reading calls by
+    default)."""
     adapter_strength: float = 1.0
     """How much of the adapter's updates is merged (0.5: half of each); full strength heard more than half on every
-    validation cell (session 17)."""
+    validation cell."""
     call_longest: float = 3.0
     """Seconds: a hearing of one call from a longer utterance is never sure. A saying's utterance, its pause between
     letter and number and the cut's margins included, lasted at most 3.0 s in 99.9 % of the sure call hearings on
     the validation voices; the longer ones held two sayings cut as one ("G fifty" then "G fifty nine" at 10 dB,
-    read "g fifty nine" sure by both readers, a repeat of G 50 that seemed missing: session 17)."""
+    read "g fifty nine" sure by both readers, a repeat of G 50 that seemed missing)."""
     head: bool = False
-    """Weigh each call with the call head trained here (`call_head`, issue 20): the hall engine's way."""
+    """Weigh each call with the call head trained here (`call_head`, docs/hall-model.md): the hall engine's way."""
     head_agree: float = 0.5
     """A call the call head hears as the same ball with at least this probability is sure. Chosen on the hall set
     of voices the head never trained on (`hallset.HEAD_VALIDATION`): the lowest of 0.3, 0.4, ... at which at most
@@ -160,7 +161,7 @@ class WhisperSettings:
     head_confirms: float = 0.5
     """... and from this probability (below `head_agree`) the head hearing the same ball makes a call sure when
     the decoder's own confidence is at least `decoder_confirms` and its free sentence bore the call out (likeness
-    1): two readers agreeing, each short of sure alone. Off (equal to `head_agree`): measured in session 10 at
+    1): two readers agreeing, each short of sure alone. Off (equal to `head_agree`): measured at
     0.3, it was chosen on a validation dump (28 more sure and right call hearings of 977, none wrong), then made
     one call sure and wrong on the held-out voices (N 41 heard N 43 at 10 dB, its free sentence a loop, which is
     why the free sentence must bear the call out) and one on the validation voices' next run (G 58 heard G 59 at
@@ -174,24 +175,24 @@ class WhisperSettings:
     head_pairs: bool = True
     """A call's second saying, heard as a ball by the decoder, agrees with a first saying the decoder read as
     another ball when the call head heard the second's ball in both, each from `head_agree`: the head's reading
-    of the first stands against the decoder's (session 13, docs/bench-accuracy.md: on the validation voices 21 more
-    of 1,373 call hearings sure and right, none wrong). Adopted in session 14, once a saying that opened no
-    utterance is heard as unsure (a stirring): before, it made a false A(3) at 5 dB, where the second saying of a
-    call opened none."""
+    of the first stands against the decoder's (docs/bench-accuracy.md: on the validation voices 21 more of 1,373
+    call hearings sure and right, none wrong). It holds together with a saying that opened no utterance being heard
+    as unsure (a stirring): without that, it made a false A(3) at 5 dB, where the second saying of a call opened
+    none."""
     decoder_alone: bool = False
     """With the call head, whether the decoder's own confidence can make a call sure that the head does not hear
-    (below `head_agree`, and no other label from `head_doubt`). Off since session 17: the decoder adapter made such
+    (below `head_agree`, and no other label from `head_doubt`). Off: the decoder adapter made such
     hearings common, and on the validation voices 1 in 10 of them was wrong (I 24 read "b four" at 0.90, the head at
     B 4 with 0.24; on Whisper's own decoder there were none or one a run); the head hearing the call, or a pair of
     sayings with the head hearing it in one, makes it sure."""
     head_writes: bool = True
-    """Let the call head write a call where the decoder heard none (`head_alone`; session 7, the default since
-    session 10: docs/bench-accuracy.md)."""
+    """Let the call head write a call where the decoder heard none (`head_alone`;
+    docs/bench-accuracy.md)."""
     head_alone: float = 0.7
     """Where the decoder heard no call (nothing the grammar holds, or a phrase it is unsure of) and the step takes
     calls, a call the call head hears with at least this probability is the hearing, sure, unless more words
     could have made it another (`goes_on`: "N forty" may be N 41 with its "one" lost). Chosen on the validation
-    voices' hall set with the hall cutting (session 10): the one wrong call the head wrote from 0.7 (N 41 heard
+    voices' hall set with the hall cutting: the one wrong call the head wrote from 0.7 (N 41 heard
     as N 40 at 0.86, 5 dB) was such a call; without them, 0.7 wrote 22 more right calls than 0.8 and none
     wrong. A patter's highest call was 0.34."""
     head_overrules: float = 0.7
@@ -203,7 +204,7 @@ class WhisperSettings:
     hears it from `head_over_rival`, and a pair of its sayings does not confirm it (a confusion of the voice, not of
     the moment, repeats in both). Espeak's Caribbean "N thirty one", said twice in clean audio, was read "n forty
     one" with N 31 at 0.12 of the N-best, the head at N 41 with 0.63 and 0.59: N 41 on the board, sure and wrong,
-    and a false B(8) when the floor read N 31 (session 19). On the validation voices' dumps (sessions 15 and 17) it
+    and a false B(8) when the floor read N 31. On the validation voices' dumps it
     would have made 8 of 592, 12 of 486 and 21 of 954 sure call hearings unsure, none of them wrong."""
     head_over_rival: float = 0.7
     """The call head's probability that makes a call with a rival sure (`rival`)."""
@@ -639,7 +640,7 @@ class WhisperRecognizer:
         if features and self._calibration is not None:
             # the fitted confidence, still scaled by how far the free sentence bore the call out: a decoder adapted
             # to calls can put the whole N-best on one call in patter ("b six" at N-best 1.0, written freely "N
-            # thirty."), a case the fit, made on Whisper's own decoder, never saw (session 17)
+            # thirty."), a case the fit, made on Whisper's own decoder, never saw
             confidence = self._calibration.confidence(features, self.settings.min_confidence) * likeness
         return Reading(
             best,
@@ -729,9 +730,9 @@ class WhisperRecognizer:
 
         # The adapted decoder reads calls; anything else is Whisper's own decoder's reading. Trained mostly on calls,
         # the adapter wrote phrases worse: "valid bingo" as "bad bingo", "are there any other bingos" as "an error
-        # has been made" through a 48 kHz device, and a phrase's "fifty" as "fifty four" in babble, sure (session
-        # 18). What the head hears as no call goes to Whisper's own decoder at once; what the adapted decoder reads
-        # as no call is read again by it.
+        # has been made" through a 48 kHz device, and a phrase's "fifty" as "fifty four" in babble, sure. What the
+        # head hears as no call goes to Whisper's own decoder at once; what the adapted decoder reads as no call is
+        # read again by it.
         def read(search: ConstrainedSearch, tokens: Sequence[int]) -> Reading:
             return self._read(search.search(memory, tokens, walker, beam=self.settings.beam, free_prompt=free), intents)
 
@@ -775,7 +776,7 @@ class WhisperRecognizer:
                 reading = replace(reading, confidence=reading.confidence * similarity)
             if reading.intents == ("bingo",):
                 # "bingo" inside a sentence ("welcome to tonight's bingo"): the hearing is the sentence, so that
-                # the procedure can tell a claim from the word in someone's talk (B(1), issue 16). The decoder
+                # the procedure can tell a claim from the word in someone's talk (B(1)). The decoder
                 # prompted with "Bingo!" writes the word and the sentence around it; without that prompt it may
                 # write another word for it ("tonight's game go"), so that sentence is read second.
                 for sentence in (" ".join(self._words(reading.free)), free_words):
@@ -788,7 +789,7 @@ class WhisperRecognizer:
         if reading.single_call is not None and len(samples) > self.settings.call_longest * RATE:
             # one call read from more audio than one saying takes: the cut may have joined two sayings (the second
             # of one ball and the first of the next, read as the next alone), so the repeat it seems to lack may be
-            # in it; never sure (session 17)
+            # in it; never sure
             reading = replace(reading, confidence=min(reading.confidence, HEAD_DOUBT))
         if reading.single_call is not None:
             reading = replace(reading, memory=memory)
@@ -807,7 +808,7 @@ class WhisperRecognizer:
     def _left_room(self, reading: Reading) -> tuple[int, ...]:
         """The other balls a hearing of one call left room for: at least `compatible` of its N-best, or `head_room`
         of the call head's posterior. The Caribbean "N thirty one" heard "n forty one" sure by the adapted decoder
-        gave N 31 0.07 of the N-best and 0.10 of the head (session 20): the procedure keeps them with the call, so
+        gave N 31 0.07 of the N-best and 0.10 of the head: the procedure keeps them with the call, so
         that a winning number missing from the board is no violation while a call on it may have been that
         number."""
         said = reading.single_call
@@ -830,7 +831,7 @@ class WhisperRecognizer:
         `_heads_call`). The head makes no utterance longer than `head_longest` sure, and agrees with a call the
         free sentence says otherwise (`_free_says_otherwise`) only as sure as it must be to write a call alone
         (`head_alone`): a number in the crowd between two sayings of O 62, written "Eighty-eight." freely and read
-        "b eight" by the grammar and by the head at 0.53, made a false A(3) at 10 dB (session 17)."""
+        "b eight" by the grammar and by the head at 0.53, made a false A(3) at 10 dB in the scenario library."""
         assert self._head is not None
         said = reading.single_call
         top = int(np.argmax(posterior))
@@ -848,7 +849,7 @@ class WhisperRecognizer:
                 # The decoder left to itself wrote a call naming no ball, the head heard its number, and the
                 # grammar's reader, which holds calls that name a ball only, kept the letter and changed the number
                 # ("B thirty two" read "b thirteen" by the adapted decoder, the head at N 32, 0.47): perhaps the
-                # caller's bad call (A(5)), those words, never sure, and never the head's ball (session 18).
+                # caller's bad call (A(5)), those words, never sure, and never the head's ball.
                 return Reading(noball, reading.confidence * NO_BALL_DOUBT, {}, None, free=reading.free, head=(top, q))
         if (
             top == said
@@ -876,7 +877,7 @@ class WhisperRecognizer:
             return self._call_of_head(reading, posterior, top)
         if self._vetoed(replace(reading, head=(top, q))) or not self.settings.decoder_alone or goes_on(said):
             # the decoder alone, the head not hearing its ball: not sure (`decoder_alone`), and never a call more
-            # words could make another ("I twenty": I 29 with its "nine" lost in the crowd; session 17)
+            # words could make another ("I twenty": I 29 with its "nine" lost in the crowd)
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
 
@@ -1006,7 +1007,7 @@ class WhisperRecognizer:
         three", each sure, may not name the other at all, though a word apart (a false A(5) mis-call at 10 dB).
         Asked of Whisper's own decoder: the adapted one, trained to be sure of calls, left no room for the other
         ball where the saying was the other (I 22's second saying heard "i twenty three" by it and the head, a false
-        A(5) at 10 dB in the scenario library, session 17)."""
+        A(5) at 10 dB in the scenario library)."""
         if memory is None:
             return 0.0
         scores = []

@@ -66,8 +66,8 @@ CONDITIONS = (
     + tuple(Condition(HELD_OUT_VOICES, snr, "real-test") for snr in (20.0, 10.0, 5.0))
 )
 """0-5: tuning and held-out voices, clean, 20 and 10 dB of espeak babble; 6-8: held-out voices in real-speech
-babble at 20, 10 and 5 dB (issue 19); 9-11: the same in the half of the real speakers the hall model's call head
-never trained in (issue 20: judge the hall engine there)."""
+babble at 20, 10 and 5 dB; 9-11: the same in the half of the real speakers the hall model's call head never
+trained in (where the hall engine is judged)."""
 
 DEFAULT_CONDITIONS = (0, 3, 1, 4, 2)
 """Clean first (fast), then 20 dB, then 10 dB; held-out voices at 10 dB only on request (`--condition 5`),

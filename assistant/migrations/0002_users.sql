@@ -1,4 +1,4 @@
--- v2 (issue 17): the console's users. A password is kept only as its argon2 hash. Adding or removing a user, every
+-- v2: the console's users. A password is kept only as its argon2 hash. Adding or removing a user, every
 -- login, refused login and console action is a journal row of kind 'access', chained with the rest.
 
 CREATE TABLE users (

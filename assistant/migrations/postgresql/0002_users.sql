@@ -1,4 +1,4 @@
--- v2 on PostgreSQL (issue 17): the console's users, per hall. A password is kept only as its argon2 hash. Adding or
+-- v2 on PostgreSQL: the console's users, per hall. A password is kept only as its argon2 hash. Adding or
 -- removing a user, every login, refused login and console action is a journal row of kind 'access', chained with the
 -- rest.
 
