@@ -622,7 +622,7 @@ def report(plan: Plan, scores: Sequence[Score], notes: Sequence[str], command: s
     parts = [f"Command: `{command}` at commit {code_version()}", "", markdown(COLUMNS, table_rows(scores))]
     targets = targets_table(scores)
     if targets:
-        parts += ["", "Against the targets of issue 12 (✓ met, ✗ not met):", "", targets]
+        parts += ["", "Against the accuracy targets (✓ met, ✗ not met):", "", targets]
     sets = real_sets_table(scores)
     if sets:
         parts += ["", "Real recordings, each decoded with the step that fits it (digits, number, yes/no):", "", sets]
