@@ -240,7 +240,7 @@ class Row:
         false = sum(x.false for x in r)
         warn_exact = sum(x.got_warnings == x.want_warnings for x in r)
         uncertain = sum(x.uncertain for x in r)
-        beyond: Counter[str] = sum((x.false_prompts for x in self.results), Counter())
+        beyond: Counter[str] = sum((x.false_prompts for x in r), Counter())
         kinds = ", ".join(f"{kind} {n}" for kind, n in beyond.most_common())
         audio = sum(x.audio_seconds for x in self.results)
         cpu = sum(x.cpu_seconds for x in self.results)
@@ -252,7 +252,7 @@ class Row:
             str(false),
             f"{warn_exact}/{len(r)}",
             str(uncertain),
-            f"{sum(x.false_wrong for x in self.results)} / {sum(beyond.values())}" + (f" ({kinds})" if kinds else ""),
+            f"{sum(x.false_wrong for x in r)} / {sum(beyond.values())}" + (f" ({kinds})" if kinds else ""),
             f"{len(marked)} ({sum(x.false for x in marked)} extra)",
             f"{audio / 60:.1f}",
             f"{cpu / max(audio, 1e-9):.3f}",
