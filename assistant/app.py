@@ -209,17 +209,18 @@ class _Run:
         text = f"{role.value.capitalize()} microphone {'lost' if lost else 'back'}"
         self._speak(Prompt(time=at, text=text, kind=f"microphone-{kind}", priority=3 if lost else 1))
 
-    def tell_record(self, db: RecordLocation | None, at: float, kept: bool = False) -> None:
-        """Where the record goes, said at the start and on exit: on standard error in full, aloud by its name."""
+    def tell_record(self, db: RecordLocation | None, at: float, kept: bool = False) -> str:
+        """Where the record goes, said aloud by its name at the start and on exit; returns it in full (with the
+        occasion) for standard error, or "" without a record."""
         if db is None:
-            return
+            return ""
         where = "the hall's record on the server" if is_server(db) else Path(db).name
         occasion = f" (occasion {self.occasion_id})" if self.occasion_id is not None else ""
-        print(f"record: {'kept in' if kept else 'writing to'} {db}{occasion}", file=sys.stderr, flush=True)
         text = f"Record kept in {where}" if kept else f"Recording to {where}"
         self._speak(Prompt(time=at, text=text, kind="record-kept" if kept else "record", priority=0))
         if not kept:  # said before listening starts: the caller's first words are not said over
             self.speaker.idle(RECORD_SAID_WITHIN)
+        return f"{db}{occasion}"
 
     def _speak(self, item: Output) -> None:
         if isinstance(item, Prompt):
@@ -449,7 +450,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
     with run.stack:
         run.open_store(args.db or settings.store.db, args.resume, ship_to=args.ship_to)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=hall.now)
-        run.tell_record(args.db or settings.store.db, hall.now())
+        record = run.tell_record(args.db or settings.store.db, hall.now())
         session = run.session()
         until = run.resume(session)
         at = 0.0 if until is None else until + RESUME_GAP
@@ -477,7 +478,8 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         if args.timings is not None:
             timings = run.stack.enter_context(open(args.timings, "w", encoding="utf-8"))  # noqa: SIM115
             heard = _timed(heard, hall.now, timings)
-        print("listening: Ctrl-C ends the session (the record is kept)", file=sys.stderr)
+        kept = f" in {record}" if record else ""
+        print(f"listening: Ctrl-C ends the session (the record is kept{kept})", file=sys.stderr)
         try:
             with suppress(KeyboardInterrupt):
                 session.run(program_games(heard, plans, begun=len(games), calls=sure_calls, doubts=doubts))
@@ -493,7 +495,8 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             # after `since` was never heard, and anything may have been said in it (never a violation's absence)
             session.feed(Utterance(since, end, role, "", confidence=0.0, uncertain=True))
         session.feed(SessionEnd(end))
-        run.tell_record(args.db or settings.store.db, end, kept=True)
+        if record:
+            print(f"record: kept in {run.tell_record(args.db or settings.store.db, end, kept=True)}", file=sys.stderr)
         run.finish(session, args.prompts_json)
         return _verdict(session.procedure.occasion)
 
@@ -736,8 +739,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     def open_session(emit: Callable[[Output], None]) -> Session:
         run.open_store(args.db, resume=False, ship_to=args.ship_to)
-        if hall is not None:  # the caller at the desk hears where the record goes
-            run.tell_record(args.db, hall.now())
+        if hall is not None and args.db is not None:  # the caller at the desk hears where the record goes
+            print(f"record: writing to {run.tell_record(args.db, hall.now())}", file=sys.stderr)
         session = run.session()
         session.sinks.append(emit)
         if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`
@@ -815,8 +818,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:
-            if hall is not None:
-                run.tell_record(args.db, hall.now(), kept=True)
+            if hall is not None and args.db is not None:
+                print(f"record: kept in {run.tell_record(args.db, hall.now(), kept=True)}", file=sys.stderr)
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()
