@@ -209,18 +209,20 @@ class _Run:
         text = f"{role.value.capitalize()} microphone {'lost' if lost else 'back'}"
         self._speak(Prompt(time=at, text=text, kind=f"microphone-{kind}", priority=3 if lost else 1))
 
-    def tell_record(self, db: RecordLocation | None, at: float, kept: bool = False) -> str:
-        """Where the record goes, said aloud by its name at the start and on exit; returns it in full (with the
-        occasion) for standard error, or "" without a record."""
+    def record_name(self, db: RecordLocation | None) -> str:
+        """The record in full with its occasion, for standard error; "" without a record."""
+        if db is None:
+            return ""
+        return f"{db} (occasion {self.occasion_id})" if self.occasion_id is not None else str(db)
+
+    def tell_record_kept(self, db: RecordLocation | None, at: float) -> str:
+        """Where the record was kept, said aloud by its name on exit ("Record kept in hall.db"); returns it in full.
+        At the start it is printed, not said: a voice then would be said over the caller's first words."""
         if db is None:
             return ""
         where = "the hall's record on the server" if is_server(db) else Path(db).name
-        occasion = f" (occasion {self.occasion_id})" if self.occasion_id is not None else ""
-        text = f"Record kept in {where}" if kept else f"Recording to {where}"
-        self._speak(Prompt(time=at, text=text, kind="record-kept" if kept else "record", priority=0))
-        if not kept:  # said before listening starts: the caller's first words are not said over
-            self.speaker.idle(RECORD_SAID_WITHIN)
-        return f"{db}{occasion}"
+        self._speak(Prompt(time=at, text=f"Record kept in {where}", kind="record-kept", priority=0))
+        return self.record_name(db)
 
     def _speak(self, item: Output) -> None:
         if isinstance(item, Prompt):
@@ -450,7 +452,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
     with run.stack:
         run.open_store(args.db or settings.store.db, args.resume, ship_to=args.ship_to)
         run.use_speaker(settings.voice.mode, args.voice_out, gate=gate, clock=hall.now)
-        record = run.tell_record(args.db or settings.store.db, hall.now())
+        record = run.record_name(args.db or settings.store.db)
         session = run.session()
         until = run.resume(session)
         at = 0.0 if until is None else until + RESUME_GAP
@@ -496,7 +498,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             session.feed(Utterance(since, end, role, "", confidence=0.0, uncertain=True))
         session.feed(SessionEnd(end))
         if record:
-            print(f"record: kept in {run.tell_record(args.db or settings.store.db, end, kept=True)}", file=sys.stderr)
+            print(f"record: kept in {run.tell_record_kept(args.db or settings.store.db, end)}", file=sys.stderr)
         run.finish(session, args.prompts_json)
         return _verdict(session.procedure.occasion)
 
@@ -513,8 +515,6 @@ def _timed(items: Iterator[Utterance | Tick], now: Callable[[], float], out: Tex
         yield item
 
 
-RECORD_SAID_WITHIN = 6.0
-"""Seconds `listen` and `serve --live` wait, at most, for "Recording to hall.db" to be said before they listen."""
 RESUME_GAP = 1.0
 """Seconds of stream time put between what the record of a killed `listen` holds and what `--resume` hears: the
 time it was down is not known, and it stands in the record as an unsure hearing of every channel."""
@@ -740,7 +740,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     def open_session(emit: Callable[[Output], None]) -> Session:
         run.open_store(args.db, resume=False, ship_to=args.ship_to)
         if hall is not None and args.db is not None:  # the caller at the desk hears where the record goes
-            print(f"record: writing to {run.tell_record(args.db, hall.now())}", file=sys.stderr)
+            print(f"record: writing to {run.record_name(args.db)}", file=sys.stderr)
         session = run.session()
         session.sinks.append(emit)
         if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`
@@ -819,7 +819,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:
             if hall is not None and args.db is not None:
-                print(f"record: kept in {run.tell_record(args.db, hall.now(), kept=True)}", file=sys.stderr)
+                print(f"record: kept in {run.tell_record_kept(args.db, hall.now())}", file=sys.stderr)
             hub.on_desk(lambda: run.finish(sessions[0], args.prompts_json))
         hub.on_desk(run.stack.close)
         hub.close()
