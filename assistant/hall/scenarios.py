@@ -163,8 +163,9 @@ def run_scenario(
         for i in result.inputs
         if isinstance(i, Utterance)
     ]
-    beyond = Counter(p.kind for p in prompts_beyond(result.prompts, told, RulePack.load(settings.procedure.rules)))
-    wrong = {kind for kind, spec in RulePack.load(settings.procedure.rules).prompts.items() if spec.wrong}
+    rules = RulePack.load(settings.procedure.rules)
+    beyond = Counter(p.kind for p in prompts_beyond(result.prompts, told, rules))
+    wrong = {kind for kind, spec in rules.prompts.items() if spec.wrong}
     return SessionResult(
         scenario=path.stem,
         condition=condition.name,
