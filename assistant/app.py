@@ -112,6 +112,7 @@ def _voice_settings(settings: Settings) -> VoiceSettings:
         muted_kinds=v.muted_kinds,
         repeat_suppress=v.repeat_suppress,
         interrupt=v.interrupt,
+        notice_quiet=v.notice_quiet,
     )
 
 

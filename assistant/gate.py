@@ -34,6 +34,10 @@ OVER_ECHO = 4.0
 LEARN_FRAMES = 10
 """Frames of echo the gain is learnt from; until then it is taken as 1 (an echo as loud as what is played: a
 hall's loudspeakers louder than that at the microphone would howl)."""
+VOICE_OVER_FLOOR = 10.0
+"""A frame outside our voice is someone talking when its power is this many times the channel's floor (10 dB)."""
+FLOOR_POWER = (32768 * 10 ** (-50 / 20)) ** 2
+"""The lowest floor taken (-50 dBFS): on digital silence any hiss would otherwise be talk."""
 
 
 class SelfHearingGate:
@@ -62,6 +66,11 @@ class SelfHearingGate:
         not teach it: a caller talking long over our voice would otherwise raise it until they were silenced."""
         self._quiet: list[float] = []
         """Recent frame powers of the gated channel while our voice was not playing: the hall's own level."""
+        self._talked: float | None = None
+        """Listening-clock end of the last frame of the gated channel loud enough to be someone talking (outside
+        our voice, or over it), None before any."""
+        self._seen = 0.0
+        """Listening-clock end of the last frame filtered."""
 
     # ----- the speaker's side ------------------------------------------------------------------
 
@@ -142,6 +151,9 @@ class SelfHearingGate:
             power = float(np.mean(frame**2)) if len(frame) else 0.0
             if not any(s <= t < e for s, e in spans):
                 self._quiet = [*self._quiet[-249:], power]
+                floor = max(FLOOR_POWER, float(np.percentile(self._quiet, 20)))
+                if power > VOICE_OVER_FLOOR * floor:
+                    self._talked = t + len(frame) / rate
                 continue
             voice = self._voice_power(t)
             with self._lock:
@@ -153,7 +165,18 @@ class SelfHearingGate:
                     self._ratios = [*self._ratios[-199:], power / voice]  # the echo itself, not the hall or caller
             if echo:
                 out[i : i + step] = 0
+            else:
+                self._talked = t + len(frame) / rate
+        self._seen = max(self._seen, start + len(out) / rate)
         return out
+
+    def quiet(self) -> float | None:
+        """Seconds the gated channel has been quiet up to the last audio filtered: no one talking, our voice's
+        echo not counted (a notice waits for this, so that it never talks over a call). None when the gate
+        hears no audio (it only marks our voice)."""
+        if self._seen == 0.0:
+            return None
+        return self._seen - (self._talked or 0.0)
 
     def _voice_power(self, t: float) -> float:
         """The held power of our voice that can be echoing at `t` (0 when no reference covers it)."""

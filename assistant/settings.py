@@ -73,6 +73,8 @@ class VoiceConfig:
     """Seconds within which the same prompt is not said again."""
     interrupt: bool = True
     """A higher-priority prompt (a violation) cuts off one being spoken (a reminder)."""
+    notice_quiet: float = 3.0
+    """Seconds the caller's microphone must be quiet before a notice (a violation recorded) is said live."""
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,10 @@ class VoiceSettings:
     """Seconds within which the same prompt text is not said again (answers the caller asked for excepted)."""
     interrupt: bool = True
     """A prompt of higher priority cuts off the one playing (a violation interrupts a reminder)."""
+    notice_quiet: float = 3.0
+    """Seconds the caller's channel must have been quiet before a notice (a prompt of priority 0: a violation
+    recorded, where the record is kept) is said live: a notice never talks over a call. Said at once when the
+    speaker hears no channel; on closing, whatever waits is said."""
 
     def __post_init__(self) -> None:
         if not 50 <= self.rate <= 500:
@@ -71,6 +75,8 @@ class VoiceSettings:
             raise SpeakerError(f"voice volume must be 0..1: {self.volume}")
         if self.repeat_suppress < 0:
             raise SpeakerError(f"repeat_suppress must be >= 0 seconds: {self.repeat_suppress}")
+        if self.notice_quiet < 0:
+            raise SpeakerError(f"notice_quiet must be >= 0 seconds: {self.notice_quiet}")
 
 
 @dataclass(frozen=True)
@@ -624,6 +630,12 @@ PLAYBACK_SLACK = 5.0
 """Seconds a prompt may take beyond its length before the output device is taken for stalled."""
 
 
+NOTICE = 0
+"""Prompts of this priority or lower are notices: they tell, they ask nothing, and wait for a quiet caller."""
+NOTICE_POLL = 0.1
+"""Seconds between looks at the caller's channel while a notice waits."""
+
+
 class LiveSpeaker:
     """The voice in real time: one thread with a priority queue renders and plays each prompt in turn."""
 
@@ -703,11 +715,22 @@ class LiveSpeaker:
         with self._cond:
             return [s.to_json() for s in self.history]
 
+    def _may_say(self, prompt: Prompt) -> bool:
+        """A notice waits until the caller's channel has been quiet for `notice_quiet` (or the speaker closes)."""
+        if prompt.priority > NOTICE or self._closing or self.gate is None:
+            return True
+        quiet = self.gate.quiet()
+        return quiet is None or quiet >= self.settings.notice_quiet
+
     def _next(self) -> Prompt | None:
         with self._cond:
-            self._cond.wait_for(lambda: bool(self._queue) or self._closing)
-            if not self._queue:
-                return None
+            while True:
+                self._cond.wait_for(lambda: bool(self._queue) or self._closing)
+                if not self._queue:
+                    return None
+                if self._may_say(self._queue[0][2]):
+                    break
+                self._cond.wait(NOTICE_POLL)
             _, _, prompt = heapq.heappop(self._queue)
             self._current = prompt
             self._stop.clear()

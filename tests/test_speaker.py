@@ -257,6 +257,49 @@ def test_live_mutes_and_suppresses_repeats(device: HeldDevice) -> None:
     assert [r["status"] for r in speaker.prompts_json()] == ["muted", "repeat", "said"]
 
 
+def test_a_notice_waits_for_a_quiet_caller_and_a_procedure_prompt_does_not(device: HeldDevice) -> None:
+    gate = SelfHearingGate(0.0, 0.0)
+    speaker = LiveSpeaker(VoiceSettings(notice_quiet=2.0), device, gate=gate, clock=lambda: 0.0)  # type: ignore[arg-type]
+    rng = np.random.default_rng(3)
+    hiss = (rng.normal(0, 30, 16000)).astype(np.int16)
+    talk = (rng.normal(0, 3000, 16000)).astype(np.int16)
+    gate.filter(hiss, 0.0, 16000)
+    gate.filter(talk, 1.0, 16000)  # the caller is calling
+    notice = Prompt(2.0, "Recorded: A 3, call not repeated", "violation-recorded", 0, None)
+    speaker.say(notice)
+    speaker.say(REMINDER)
+    device.wait_playing()
+    device.finish.release()
+    assert device.returned.wait(WAIT)
+    assert not device.playing.wait(0.5) and len(device.started) == 1  # the reminder went, the notice waits
+    gate.filter(hiss, 2.0, 16000)  # 1 s quiet: not yet
+    assert not device.playing.wait(0.5)
+    gate.filter(hiss, 3.0, 16000)  # 2 s quiet
+    device.wait_playing()
+    device.finish.release()
+    assert speaker.idle(WAIT)
+    speaker.close()
+    assert [(s.prompt.kind, s.status) for s in speaker.history] == [
+        ("read-card", "said"),
+        ("violation-recorded", "said"),
+    ]
+    assert gate.quiet() == pytest.approx(2.0, abs=0.05)
+
+
+def test_a_waiting_notice_is_said_on_closing(device: HeldDevice) -> None:
+    gate = SelfHearingGate(0.0, 0.0)
+    speaker = LiveSpeaker(VoiceSettings(), device, gate=gate, clock=lambda: 0.0)  # type: ignore[arg-type]
+    gate.filter(np.random.default_rng(4).normal(0, 3000, 16000).astype(np.int16), 0.0, 16000)  # talk to the end
+    speaker.say(Prompt(1.0, "Record kept in hall.db", "record-kept", 0))
+    assert not device.playing.wait(0.3)
+    closing = threading.Thread(target=speaker.close)
+    closing.start()
+    device.wait_playing()
+    device.finish.release()
+    closing.join(WAIT)
+    assert [(s.prompt.kind, s.status) for s in speaker.history] == [("record-kept", "said")]
+
+
 def test_close_without_drain_drops_what_waits_and_stops_the_voice(device: HeldDevice, tmp_path: Path) -> None:
     out = tmp_path / "live.wav"
     speaker = LiveSpeaker(VoiceSettings(), device, out=out)
