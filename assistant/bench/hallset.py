@@ -49,6 +49,23 @@ HELD_OUT_NEURAL = ("piper:joe~1.0", "hibari:heart~1.0")
 man's voice through Piper's VITS and a Kokoro-distilled American woman, never in any training or tuning."""
 TUNING = ("espeak:en-us@165", "espeak:en-gb@150")
 REAL = ("real:klettres+an4",)
+HUMAN_HELD_OUT = ("human:susan_rich", "human:julia_wycherley", "human:john_arundel_en_gb")
+"""Human speakers who recorded both the letters and the numbers (GCompris: zero to twenty, Childsplay: zero to
+nine; higher numbers digit by digit): never trained, tuned or calibrated on; the hearing decision is reported on
+them."""
+HUMAN_FIT = (
+    "human:klettres_en_gb+fsdd_jackson",
+    "human:klettres_en_us+barry_hansen_us_male",
+    "human:klettres_en+christine_fitzpatrick_uk_female",
+    "human:klettres_en_gb+fsdd_nicolas",
+    "human:klettres_en_us+439c84f4",
+    "human:klettres_en+fsdd_yweweler",
+    "human:klettres_en_gb+563aa4e6",
+    "human:klettres_en_us+97f4c236",
+)
+"""Human calls pieced from two speakers (the KLettres letters, another speaker's digits: FSDD's half the call head
+never trained on, Audio_QSPI, Speech Commands) for fitting and calibrating the hearing decision only, never for a
+held-out figure. The two KLettres American folders may be one speaker: all KLettres speakers stay on this side."""
 TRAIN = (
     "espeak:en-us@140",
     "espeak:en-us+f3@175",
@@ -167,7 +184,13 @@ def saying(ball: Ball, voice: str, grammar: Grammar, rng: random.Random, takes: 
     """One saying of `ball`: letter, pause, number (or one breath), levelled, float64."""
     letter = ball.letter
     number = grammar.number_words(ball.number)
-    if voice.startswith("real:"):
+    if voice.startswith("human:"):
+        letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
+        parts = list(real.human_call(ball, letters_of, numbers_of or letters_of, grammar, rng))
+        if rng.random() < JOINED_SHARE:
+            return np.concatenate([parts[0], np.zeros(int(rng.uniform(0.0, 0.08) * RATE)), parts[1]])
+        gap = rng.uniform(*PAUSE)
+    elif voice.startswith("real:"):
         if takes is None:
             raise HallSetError("real calls need the real recordings")
         recording = next((rec for b, rec in takes.whole if b == ball), None)
@@ -284,7 +307,8 @@ def build(
     continuous = _int16(speech + babble + dither)
     around = _int16(speech + babble * mask + dither)
     name = voice.replace(":", "-").replace("@", "-")
-    return HallStream(name, voice, voice in HELD_OUT + HELD_OUT_NEURAL, continuous, around, segments)
+    held_out = voice in HELD_OUT + HELD_OUT_NEURAL + HUMAN_HELD_OUT
+    return HallStream(name, voice, held_out, continuous, around, segments)
 
 
 def _int16(x: np.ndarray) -> np.ndarray:
@@ -403,6 +427,17 @@ def _dump(
                 "posterior": None
                 if reading.posterior is None
                 else {str(k): round(float(q), 5) for k, q in enumerate(reading.posterior) if q >= 1e-5},
+                "decoder": None
+                if reading.decoded is None
+                else {
+                    "call": reading.decoded.single_call,
+                    "text": reading.decoded.text,
+                    "confidence": round(reading.decoded.confidence, 4),
+                    "likeness": round(reading.decoded.likeness, 4),
+                    "features": list(reading.decoded.features),
+                    "intents": list(reading.decoded.intents),
+                    "balls": {str(b): round(float(q), 5) for b, q in reading.decoded.balls.items() if q >= 1e-5},
+                },
                 "given": round(given.confidence, 4),
                 "sure": not given.uncertain,
             }
@@ -515,6 +550,8 @@ SETS = {
     "held-out-neural": HELD_OUT_NEURAL,
     "tuning": TUNING,
     "real": REAL,
+    "human-held-out": HUMAN_HELD_OUT,
+    "human-fit": HUMAN_FIT,
     "train": TRAIN,
     "train-wider": TRAIN_WIDER,
     "head-validation": HEAD_VALIDATION,
@@ -532,8 +569,10 @@ def run(
     log: Any = None,
     dump: Path | None = None,
     babble: str = "all",
+    continuous_only: bool = False,
 ) -> str:
-    """Every voice of `sets` saying `calls` balls twice, in each condition, both layouts; the table (markdown).
+    """Every voice of `sets` saying `calls` balls twice, in each condition, both layouts (`continuous_only`: the
+    continuous one alone, no patter); the table (markdown).
     `babble`: the real speakers of the crowd (`real.BABBLE_PARTS`; 'test': none the hall model was trained in)."""
     from ..engines import make_recognizer
 
@@ -561,9 +600,9 @@ def run(
                 pick.shuffle(balls)
                 stream = build(voice, balls, snr, seed, grammar, crowd, takes)
                 layouts = {"continuous": stream.continuous}
-                if snr is not None:
+                if snr is not None and not continuous_only:
                     layouts["around"] = stream.around
-                if not voice.startswith("real:"):
+                if not voice.startswith(("real:", "human:")) and not continuous_only:
                     talk, talk_segments = patter(voice, seed, snr, crowd)
                     layouts["patter"] = talk
                 for layout, samples in layouts.items():

@@ -109,6 +109,40 @@ def piece(path: Path) -> np.ndarray:
     return np.asarray(samples.astype(np.float64) * LEVEL / max(np.sqrt(loud_power(samples)), 1.0))
 
 
+@lru_cache(maxsize=1)
+def words_by_speaker(root: Path = REAL_AUDIO) -> dict[str, dict[str, list[Path]]]:
+    """Each speaker's recordings by the words they say (sorted paths)."""
+    out: dict[str, dict[str, list[Path]]] = {}
+    for rec in manifest(root):
+        out.setdefault(rec.speaker, {}).setdefault(rec.text, []).append(rec.path)
+    for words in out.values():
+        for paths in words.values():
+            paths.sort()
+    return out
+
+
+def human_call(
+    ball: Ball, letters_of: str, numbers_of: str, grammar: Grammar, rng: random.Random, root: Path = REAL_AUDIO
+) -> tuple[np.ndarray, np.ndarray]:
+    """The letter of `ball` as `letters_of` says it and its number as `numbers_of` says it: the number's own word
+    where they recorded it ("fifteen"), otherwise digit by digit ("G five one", a form the grammar accepts), the
+    digits joined with short gaps; each part trimmed and levelled (float64). A take is picked at random."""
+    spoken = words_by_speaker(root)
+    letters, numbers = spoken.get(letters_of, {}), spoken.get(numbers_of, {})
+    letter = letters.get(ball.letter.lower())
+    if not letter:
+        raise RealAudioError(f"{letters_of} has no recording of the letter {ball.letter}")
+    whole = numbers.get(grammar.number_words(ball.number))
+    if whole:
+        number = piece(rng.choice(whole))
+    else:
+        digits = [numbers.get(UNITS[int(d)]) for d in str(ball.number)]
+        if not all(digits):
+            raise RealAudioError(f"{numbers_of} has no recording of {grammar.number_words(ball.number)} or its digits")
+        number = _join([piece(rng.choice(d)) for d in digits if d], rng)
+    return piece(rng.choice(letter)), number
+
+
 # ----- babble --------------------------------------------------------------------------------------------
 
 

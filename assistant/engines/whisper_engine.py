@@ -367,6 +367,8 @@ class Reading:
     """The encoder's states it was read from (a call's: its two sayings are weighed against each other)."""
     posterior: Any = field(default=None, repr=False, compare=False)
     """The call head's posterior over its labels (0 for no call, then the balls), when the engine has a head."""
+    decoded: Reading | None = field(default=None, repr=False, compare=False)
+    """The decoder's own reading, before the head weighed it (the evidence the hearing decision is fitted on)."""
 
 
 @dataclass(frozen=True)
@@ -785,7 +787,8 @@ class WhisperRecognizer:
                         reading = replace(reading, text=sentence)
                         break
         if posterior is not None:
-            reading = replace(self._weigh(reading, posterior, len(samples) / RATE), posterior=posterior)
+            weighed = self._weigh(reading, posterior, len(samples) / RATE)
+            reading = replace(weighed, posterior=posterior, decoded=reading)
         if reading.single_call is not None and len(samples) > self.settings.call_longest * RATE:
             # one call read from more audio than one saying takes: the cut may have joined two sayings (the second
             # of one ball and the first of the next, read as the next alone), so the repeat it seems to lack may be
