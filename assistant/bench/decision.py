@@ -62,15 +62,20 @@ def evidence(row: dict[str, Any], pair: dict[int, float] | None) -> decision.Evi
 
 
 def examples(rows: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], int | None, list[float]]]:
-    """Each hearing with the ball the evidence favours and its features, the sayings taken in stream order, a
-    saying's pair the hearing before it within the fuse window that was not itself the second of a pair."""
-    out = []
+    """Each hearing with the ball the evidence favours and its features, as the engine decides it: only hearings
+    read as one call are decided; the sayings in stream order, a saying's pair the call hearing just before it
+    within the fuse window that was not itself the second of a pair."""
+    out: list[tuple[dict[str, Any], int | None, list[float]]] = []
     previous: tuple[dict[str, Any], dict[int, float], bool] | None = None
     for row in rows:
         if previous is not None:
             same = all(previous[0][k] == row[k] for k in ("set", "voice", "snr", "layout"))
             if not same or float(row["start"]) < float(previous[0]["start"]):
                 previous = None
+        if row.get("call") is None:  # the rules before the decision read no one call: none is decided (the engine)
+            out.append((row, None, []))
+            previous = None
+            continue
         pair = None
         if previous is not None and not previous[2] and float(row["start"]) - float(previous[0]["end"]) <= FUSE_WINDOW:
             pair = previous[1] or None

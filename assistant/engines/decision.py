@@ -131,6 +131,13 @@ def features(evidence: Evidence) -> tuple[int | None, list[float], dict[int, flo
     return ball, [float(v) for v in row], fused
 
 
+def confidence(probability: float, sure_at: float, sure: float) -> float:
+    """The probability on an engine's confidence scale, monotone, with `sure_at` landing on `sure`."""
+    if probability >= sure_at:
+        return sure + (1.0 - sure) * (probability - sure_at) / max(1e-9, 1.0 - sure_at)
+    return sure * probability / max(1e-9, sure_at)
+
+
 @dataclass(frozen=True)
 class Decision:
     """The fitted model: standardised features, logistic weights, and the probability from which a call is sure."""

@@ -31,7 +31,7 @@ from ..audio import RATE, AudioChunk
 from ..endpoint import HALL_CUTTING, Endpointer, EndpointSettings
 from ..grammar import Grammar, Parse, expand
 from ..messages import Ball, Meaning
-from . import call_head
+from . import call_head, decision
 from .base import EngineError, Heard, stirring
 from .constrained import ConstrainedSearch, SearchResult, TokenTable, Walker, WordNet, build_net, call_forms
 from .whisper_decoder import Array, WhisperDecoder
@@ -179,6 +179,11 @@ class WhisperSettings:
     call hearings sure and right, none wrong). It holds together with a saying that opened no utterance being heard
     as unsure (a stirring): without that, it made a false A(3) at 5 dB, where the second saying of a call opened
     none."""
+    decision: str = "rules"
+    """How a call hearing is decided once the decoder and the call head have heard it: "rules" (the hand-set
+    thresholds below) or "fitted" (`engines.decision`: one ball and one calibrated probability from both listeners'
+    evidence and the other saying, fitted on human voices; sure from its one operating point). "fitted" needs the
+    head and `engines/call_decision.json`."""
     decoder_alone: bool = False
     """With the call head, whether the decoder's own confidence can make a call sure that the head does not hear
     (below `head_agree`, and no other label from `head_doubt`). Off: the decoder adapter made such
@@ -369,6 +374,8 @@ class Reading:
     """The call head's posterior over its labels (0 for no call, then the balls), when the engine has a head."""
     decoded: Reading | None = field(default=None, repr=False, compare=False)
     """The decoder's own reading, before the head weighed it (the evidence the hearing decision is fitted on)."""
+    evidence: decision.Evidence | None = field(default=None, repr=False, compare=False)
+    """What the fitted decision decided this call from (`WhisperSettings.decision`), the other saying left out."""
 
 
 @dataclass(frozen=True)
@@ -479,6 +486,16 @@ class WhisperRecognizer:
         self._yardsticks: dict[tuple[tuple[str, ...], frozenset[str]], list[_Prompt]] = {}
         self._calibration = _calibration(CALIBRATION) if self.settings.calibrated else None
         self._head = call_head.load() if self.settings.head else None
+        self._decision: decision.Decision | None = None
+        if self.settings.decision not in ("rules", "fitted"):
+            raise EngineError(f"decision must be rules or fitted: {self.settings.decision!r}")
+        if self.settings.decision == "fitted":
+            self._decision = decision.load()
+            if self._head is None or self._decision is None:
+                raise EngineError(
+                    f"the fitted decision needs the call head and {decision.DECISION}: "
+                    "remake it with python -m assistant.bench.decision"
+                )
         self.name = "hall" if self.settings.head else "whisper"
         if self.settings.head and self._head is None:
             raise EngineError(
@@ -789,6 +806,8 @@ class WhisperRecognizer:
         if posterior is not None:
             weighed = self._weigh(reading, posterior, len(samples) / RATE)
             reading = replace(weighed, posterior=posterior, decoded=reading)
+            if self._decision is not None and reading.single_call is not None:
+                reading = self._decided(reading, len(samples) / RATE)
         if reading.single_call is not None and len(samples) > self.settings.call_longest * RATE:
             # one call read from more audio than one saying takes: the cut may have joined two sayings (the second
             # of one ball and the first of the next, read as the next alone), so the repeat it seems to lack may be
@@ -884,6 +903,38 @@ class WhisperRecognizer:
             return replace(reading, confidence=min(reading.confidence, HEAD_DOUBT), head=(top, q))
         return replace(reading, head=(top, q))
 
+    def _decided(self, reading: Reading, seconds: float) -> Reading:
+        """A call hearing as the fitted decision hears it (`engines.decision`): the rules above only said that it is
+        one call; which ball, and how sure, come from both listeners' evidence."""
+        assert self._decision is not None and reading.decoded is not None and reading.posterior is not None
+        decoded = reading.decoded
+        evidence = decision.Evidence(
+            decoder_balls=dict(decoded.balls) if decoded.single_call is not None else {},
+            decoder_call=decoded.single_call,
+            decoder_confidence=decoded.confidence,
+            decoder_likeness=decoded.likeness,
+            head=[float(q) for q in reading.posterior],
+            seconds=seconds,
+        )
+        verdict = self._decision.decide(evidence)
+        if verdict.ball is None:
+            return reading
+        text = reading.text if verdict.ball == reading.single_call else self.grammar.call_words(Ball(verdict.ball))
+        return replace(
+            reading,
+            text=text,
+            confidence=self._decided_confidence(verdict.probability),
+            balls=dict(verdict.posterior),
+            single_call=verdict.ball,
+            intents=("call",),
+            evidence=evidence,
+        )
+
+    def _decided_confidence(self, probability: float) -> float:
+        """The fitted probability on the engine's confidence scale: its operating point lands on `min_confidence`."""
+        assert self._decision is not None
+        return decision.confidence(probability, self._decision.sure_at, self.settings.min_confidence)
+
     def _free_says_otherwise(self, reading: Reading, ball: int) -> bool:
         """The decoder left to itself wrote neither the call's letter nor its number, but another number ("Eighty-
         eight." read "b eight" under the grammar): a number in the crowd, not a call."""
@@ -954,6 +1005,17 @@ class WhisperRecognizer:
         likeness = min(previous.likeness, reading.likeness)
         said = reading.single_call
         heard_first = max(first, key=lambda b: first[b]) if first else None
+        if self._decision is not None and reading.evidence is not None and not previous.paired:
+            # the fitted decision weighs the other saying itself: whether it heard this ball, and how surely
+            p = self._decision.decide(replace(reading.evidence, pair=dict(first))).probability
+            confidence = self._decided_confidence(p)
+            other_doubt = heard.uncertain and heard.confidence >= self.settings.min_confidence
+            heard = replace(
+                heard, confidence=confidence, uncertain=other_doubt or confidence < self.settings.min_confidence
+            )
+            if heard_first == reading.single_call:
+                self._last_call = self._last_call._replace(paired=True)
+                return heard
         floor = 1e-3
         fused = {b: first.get(b, floor) * reading.balls.get(b, floor) for b in set(first) | set(reading.balls)}
         share = likeness * fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
