@@ -49,11 +49,12 @@ HELD_OUT_NEURAL = ("piper:joe~1.0", "hibari:heart~1.0")
 man's voice through Piper's VITS and a Kokoro-distilled American woman, never in any training or tuning."""
 TUNING = ("espeak:en-us@165", "espeak:en-gb@150")
 REAL = ("real:klettres+an4",)
-HUMAN_HELD_OUT = ("human:susan_rich", "human:julia_wycherley", "human:john_arundel_en_gb")
+HUMAN_HELD_OUT = ("human:susan_rich", "human:john_arundel_en_gb")
 """Human speakers who recorded both the letters and the numbers (GCompris: zero to twenty, Childsplay: zero to
-nine; higher numbers digit by digit): never trained, tuned or calibrated on; the hearing decision is reported on
-them."""
+nine), each calling only the balls they can say in their own words (`real.human_balls`: B 1 to I 29, B 1 to B 9):
+never trained, tuned or calibrated on; the hearing decision is reported on them."""
 HUMAN_FIT = (
+    "human:julia_wycherley",
     "human:klettres_en_gb+fsdd_jackson",
     "human:klettres_en_us+barry_hansen_us_male",
     "human:klettres_en+christine_fitzpatrick_uk_female",
@@ -63,9 +64,10 @@ HUMAN_FIT = (
     "human:klettres_en_gb+563aa4e6",
     "human:klettres_en_us+97f4c236",
 )
-"""Human calls pieced from two speakers (the KLettres letters, another speaker's digits: FSDD's half the call head
-never trained on, Audio_QSPI, Speech Commands) for fitting and calibrating the hearing decision only, never for a
-held-out figure. The two KLettres American folders may be one speaker: all KLettres speakers stay on this side."""
+"""Human calls for fitting and calibrating the hearing decision only, never for a held-out figure: a GCompris
+speaker in her own words, and calls pieced from two speakers (the KLettres letters, another speaker's digits:
+FSDD's half the call head never trained on, Audio_QSPI, Speech Commands), B 1 to B 9. The two KLettres American
+folders may be one speaker: all KLettres speakers stay on this side."""
 TRAIN = (
     "espeak:en-us@140",
     "espeak:en-us+f3@175",
@@ -591,6 +593,9 @@ def run(
             for k, voice in enumerate(SETS[name]):
                 if voice.startswith("real:") and takes is not None:
                     pool = sorted({b for b, _ in takes.whole}, key=lambda b: b.number)
+                elif voice.startswith("human:"):
+                    letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
+                    pool = real.human_balls(letters_of, numbers_of or letters_of, grammar)
                 else:
                     pool = [Ball(n) for n in range(1, 76)]
                 pick = random.Random(seed * 1000 + k)

@@ -110,8 +110,9 @@ def piece(path: Path) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
 def words_by_speaker(root: Path = REAL_AUDIO) -> dict[str, dict[str, list[Path]]]:
-    """Each speaker's recordings by the words they say (sorted paths)."""
+    """Each speaker's recordings by the words they say (sorted paths; shared, not to be changed)."""
     out: dict[str, dict[str, list[Path]]] = {}
     for rec in manifest(root):
         out.setdefault(rec.speaker, {}).setdefault(rec.text, []).append(rec.path)
@@ -121,25 +122,43 @@ def words_by_speaker(root: Path = REAL_AUDIO) -> dict[str, dict[str, list[Path]]
     return out
 
 
+def human_number(number: int, numbers_of: str, grammar: Grammar, root: Path = REAL_AUDIO) -> list[list[Path]] | None:
+    """The recordings `numbers_of` says `number` with, as a caller says it: the number's own word ("fifteen"), or
+    its tens and its unit, each a word they recorded ("twenty" "two"); None when they cannot say it so (a number
+    read digit by digit, "G four seven", is no caller's call)."""
+    numbers = words_by_speaker(root).get(numbers_of, {})
+    words = grammar.number_words(number)
+    if numbers.get(words):
+        return [numbers[words]]
+    parts = words.split()
+    if len(parts) == 2 and all(numbers.get(w) for w in parts):
+        return [numbers[w] for w in parts]
+    return None
+
+
+def human_balls(letters_of: str, numbers_of: str, grammar: Grammar, root: Path = REAL_AUDIO) -> list[Ball]:
+    """The balls `letters_of` and `numbers_of` together can call in their own words, in order."""
+    letters = words_by_speaker(root).get(letters_of, {})
+    return [
+        Ball(n)
+        for n in range(1, 76)
+        if letters.get(Ball(n).letter.lower()) and human_number(n, numbers_of, grammar, root) is not None
+    ]
+
+
 def human_call(
     ball: Ball, letters_of: str, numbers_of: str, grammar: Grammar, rng: random.Random, root: Path = REAL_AUDIO
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The letter of `ball` as `letters_of` says it and its number as `numbers_of` says it: the number's own word
-    where they recorded it ("fifteen"), otherwise digit by digit ("G five one", a form the grammar accepts), the
-    digits joined with short gaps; each part trimmed and levelled (float64). A take is picked at random."""
-    spoken = words_by_speaker(root)
-    letters, numbers = spoken.get(letters_of, {}), spoken.get(numbers_of, {})
-    letter = letters.get(ball.letter.lower())
+    """The letter of `ball` as `letters_of` says it and its number as `numbers_of` says it (`human_number`), the
+    words of a number joined with short gaps; each part trimmed and levelled (float64). A take is picked at
+    random."""
+    letter = words_by_speaker(root).get(letters_of, {}).get(ball.letter.lower())
     if not letter:
         raise RealAudioError(f"{letters_of} has no recording of the letter {ball.letter}")
-    whole = numbers.get(grammar.number_words(ball.number))
-    if whole:
-        number = piece(rng.choice(whole))
-    else:
-        digits = [numbers.get(UNITS[int(d)]) for d in str(ball.number)]
-        if not all(digits):
-            raise RealAudioError(f"{numbers_of} has no recording of {grammar.number_words(ball.number)} or its digits")
-        number = _join([piece(rng.choice(d)) for d in digits if d], rng)
+    words = human_number(ball.number, numbers_of, grammar, root)
+    if words is None:
+        raise RealAudioError(f"{numbers_of} has no recording of {grammar.number_words(ball.number)} or its words")
+    number = piece(rng.choice(words[0])) if len(words) == 1 else _join([piece(rng.choice(w)) for w in words], rng)
     return piece(rng.choice(letter)), number
 
 
