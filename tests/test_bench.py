@@ -242,3 +242,17 @@ def test_voice_activity_frames_become_utterances_as_the_endpointer_cuts_them() -
     (only,) = utterances(speech, frame, keep)
     assert only == pytest.approx((0.50 - 0.2, 1.60))
     assert len(utterances(speech, frame, Bookkeeping(hangover=0.2, pre_roll=0.2, min_speech=0.15))) == 2
+
+
+def test_a_human_voice_calls_only_balls_it_can_say_in_its_own_words() -> None:
+    grammar = Grammar.load()
+    gcompris = real.human_balls("susan_rich", "susan_rich", grammar)  # recorded zero to twenty
+    assert [b.number for b in gcompris] == list(range(1, 30))  # twenty-one on: "twenty" and the unit
+    assert len(real.human_number(22, "susan_rich", grammar) or []) == 2
+    assert real.human_number(47, "susan_rich", grammar) is None  # never "G four seven"
+    digits = real.human_balls("klettres_en_gb", "fsdd_jackson", grammar)
+    assert [b.number for b in digits] == list(range(1, 10))
+    letter, number = real.human_call(gcompris[21], "susan_rich", "susan_rich", grammar, random.Random(1))
+    assert 0.1 * real.RATE < len(letter) < len(number) < 3 * real.RATE
+    with pytest.raises(real.RealAudioError, match="sixty"):
+        real.human_call(real.Ball(66), "susan_rich", "susan_rich", grammar, random.Random(1))

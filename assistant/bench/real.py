@@ -40,6 +40,8 @@ LEVEL = 3000.0
 UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 PIECE_GAP = (0.1, 0.3)
 """Seconds between the letter and the number, and between the digits of a number."""
+WORD_GAP = (0.0, 0.04)
+"""Seconds between the words of one number ("twenty" "five") in a human call."""
 
 
 class RealAudioError(RuntimeError):
@@ -158,7 +160,9 @@ def human_call(
     words = human_number(ball.number, numbers_of, grammar, root)
     if words is None:
         raise RealAudioError(f"{numbers_of} has no recording of {grammar.number_words(ball.number)} or its words")
-    number = piece(rng.choice(words[0])) if len(words) == 1 else _join([piece(rng.choice(w)) for w in words], rng)
+    number = piece(rng.choice(words[0]))
+    for more in words[1:]:  # "twenty" "five" said as one number: no pause between its words
+        number = np.concatenate([number, np.zeros(int(rng.uniform(*WORD_GAP) * RATE)), piece(rng.choice(more))])
     return piece(rng.choice(letter)), number
 
 

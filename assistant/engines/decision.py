@@ -170,7 +170,7 @@ def load(path: Path = DECISION) -> Decision | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if tuple(data["features"]) != FEATURES:
-            raise EngineError(f"{path}: made for other features; remake it (python -m assistant.train decision)")
+            raise EngineError(f"{path}: made for other features; remake it (python -m assistant.bench.decision)")
         return Decision(
             np.asarray(data["mean"], dtype=np.float64),
             np.asarray(data["std"], dtype=np.float64),
