@@ -152,7 +152,7 @@ def human_call(
     ball: Ball, letters_of: str, numbers_of: str, grammar: Grammar, rng: random.Random, root: Path = REAL_AUDIO
 ) -> tuple[np.ndarray, np.ndarray]:
     """The letter of `ball` as `letters_of` says it and its number as `numbers_of` says it (`human_number`), the
-    words of a number joined with short gaps; each part trimmed and levelled (float64). A take is picked at
+    words of a number joined as one word (`WORD_GAP`); each part trimmed and levelled (float64). A take is picked at
     random."""
     letter = words_by_speaker(root).get(letters_of, {}).get(ball.letter.lower())
     if not letter:
