@@ -176,12 +176,12 @@ def reliability(rows: Sequence[dict[str, Any]], model: decision.Decision) -> str
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assistant.bench.decision", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fit", type=Path, required=True, help="the dump the decision is fitted on")
+    parser.add_argument("--fit", type=Path, nargs="+", required=True, help="the dumps the decision is fitted on")
     parser.add_argument("--report", type=Path, nargs="*", default=[], help="dumps the table reports on")
     parser.add_argument("--out", type=Path, default=None, help="write the fitted decision here (JSON)")
     args = parser.parse_args(argv)
     try:
-        rows = load(args.fit)
+        rows = [r for path in args.fit for r in load(path)]
         reported = [r for path in args.report for r in load(path)]
     except (OSError, ValueError) as exc:
         print(f"decision: {exc}", file=sys.stderr)
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m assistant.bench.decision " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     data["fitted_on"] = {
         "hearings": len(rows),
-        "data_sha256": hashlib.sha256(args.fit.read_bytes()).hexdigest(),
+        "data_sha256": hashlib.sha256(b"".join(path.read_bytes() for path in args.fit)).hexdigest(),
         "command": command,
     }
     if args.out:

@@ -39,7 +39,7 @@ FEATURES = (
     "decoder_share",
     "head_share",
     "head_no_call",
-    "decoder_confidence",
+    "decoder_certainty",
     "decoder_likeness",
     "decoder_agrees",
     "head_agrees",
@@ -48,7 +48,8 @@ FEATURES = (
     "pair_agrees",
     "pair_share",
 )
-"""What the probability is made of (`features`, in this order)."""
+"""What the probability is made of (`features`, in this order). `decoder_certainty` is -ln(1 - the decoder's
+confidence) when it read the favoured ball: 0.85 and 0.96 are far apart in what they say, not 0.11."""
 
 
 def goes_on(number: int) -> bool:
@@ -119,7 +120,7 @@ def features(evidence: Evidence) -> tuple[int | None, list[float], dict[int, flo
         np.log(max(evidence.decoder_balls.get(ball, 0.0), FLOOR)),
         np.log(max(head_share, FLOOR)),
         float(head[0]) if head is not None else 0.0,
-        evidence.decoder_confidence if evidence.decoder_call == ball else 0.0,
+        -np.log(max(1e-3, 1.0 - evidence.decoder_confidence)) if evidence.decoder_call == ball else 0.0,
         evidence.decoder_likeness if evidence.decoder_call == ball else 0.0,
         float(evidence.decoder_call == ball),
         float(head_top == ball),
