@@ -64,7 +64,8 @@ def evidence(row: dict[str, Any], pair: dict[int, float] | None) -> decision.Evi
 def examples(rows: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], int | None, list[float]]]:
     """Each hearing with the ball the evidence favours and its features, as the engine decides it: only hearings
     read as one call are decided; the sayings in stream order, a saying's pair the call hearing just before it
-    within the fuse window that was not itself the second of a pair."""
+    within the fuse window that was not itself the second of a pair and that heard the same ball (another ball is
+    another call, or a mismatch the engine's pair rules weigh)."""
     out: list[tuple[dict[str, Any], int | None, list[float]]] = []
     previous: tuple[dict[str, Any], dict[int, float], bool] | None = None
     for row in rows:
@@ -79,12 +80,14 @@ def examples(rows: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], int |
         pair = None
         if previous is not None and not previous[2] and float(row["start"]) - float(previous[0]["end"]) <= FUSE_WINDOW:
             pair = previous[1] or None
-        found = evidence(row, pair)
+        found = evidence(row, None)
         if found is None:
             continue
         ball, feats, fused = decision.features(found)
+        paired = pair is not None and ball is not None and ball == max(pair, key=lambda b: pair[b])
+        if paired:
+            ball, feats, fused = decision.features(evidence(row, pair) or found)
         out.append((row, ball, feats))
-        paired = pair is not None and bool(fused) and ball == max(pair, key=lambda b: pair[b])
         previous = (row, fused, paired)
     return out
 

@@ -112,7 +112,6 @@ def piece(path: Path) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-@lru_cache(maxsize=4)
 def words_by_speaker(root: Path = REAL_AUDIO) -> dict[str, dict[str, list[Path]]]:
     """Each speaker's recordings by the words they say (sorted paths; shared, not to be changed)."""
     out: dict[str, dict[str, list[Path]]] = {}

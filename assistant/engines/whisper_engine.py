@@ -1005,17 +1005,21 @@ class WhisperRecognizer:
         likeness = min(previous.likeness, reading.likeness)
         said = reading.single_call
         heard_first = max(first, key=lambda b: first[b]) if first else None
-        if self._decision is not None and reading.evidence is not None and not previous.paired:
-            # the fitted decision weighs the other saying itself: whether it heard this ball, and how surely
+        if (
+            self._decision is not None
+            and reading.evidence is not None
+            and not previous.paired
+            and heard_first == reading.single_call
+        ):
+            # the fitted decision weighs the other saying that heard this ball itself: how surely it did; another
+            # ball is another call, or a mismatch the rules below weigh
             p = self._decision.decide(replace(reading.evidence, pair=dict(first))).probability
             confidence = self._decided_confidence(p)
             other_doubt = heard.uncertain and heard.confidence >= self.settings.min_confidence
-            heard = replace(
+            self._last_call = self._last_call._replace(paired=True)
+            return replace(
                 heard, confidence=confidence, uncertain=other_doubt or confidence < self.settings.min_confidence
             )
-            if heard_first == reading.single_call:
-                self._last_call = self._last_call._replace(paired=True)
-                return heard
         floor = 1e-3
         fused = {b: first.get(b, floor) * reading.balls.get(b, floor) for b in set(first) | set(reading.balls)}
         share = likeness * fused.get(said, 0.0) / sum(fused.values()) if fused else 0.0
