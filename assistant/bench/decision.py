@@ -1,15 +1,29 @@
 """Fit and read the hearing decision on dumped evidence, in minutes: no audio is decoded here.
 
-    python -m assistant.bench hall --sets human-fit --snr clean,20,10 --calls 40 --seed 11 --continuous-only \\
-        --babble train --dump fit.jsonl
-    python -m assistant.bench hall --sets human-held-out --snr clean,20,10,5 --calls 50 --continuous-only \\
-        --babble test --dump held-out.jsonl
-    python -m assistant.bench.decision --fit fit.jsonl --report held-out.jsonl [--out call_decision.json]
+The dumps (each hearing's evidence: the decoder's own reading and the call head's posterior, `hallset._dump`):
 
-Each dumped hearing carries the decoder's own reading and the call head's posterior (`hallset._dump`). The fit is
-made on the fit dump only (pieced human calls, the babble's training half); the table reports every condition of
-every dump given, today's engine decision beside the fitted one, and the fitted decision's reliability on the
-report dumps (predicted probability against the share right).
+    python -m assistant.bench hall --sets human-fit --snr clean,20,10 --calls 29 --seed 11 --continuous-only \
+        --babble train --dump fit-human.jsonl
+    python -m assistant.bench hall --sets head-validation --snr clean,20,10 --calls 16 --seed 11 \
+        --continuous-only --babble train --dump fit-head-validation.jsonl
+    python -m assistant.bench hall --sets train,neural-validation --snr 20,10,5 --calls 20 --seed 13 \
+        --continuous-only --babble train --dump fit-noisy.jsonl
+    python -m assistant.bench hall --sets human-held-out --snr clean,20,10,5 --calls 50 --continuous-only \
+        --babble test --dump heldout-human.jsonl
+    python -m assistant.bench hall --sets held-out --snr clean,20,10 --calls 25 --babble test \
+        --dump heldout-flite.jsonl
+    python -m assistant.bench hall --sets held-out-neural --snr clean,20,10 --calls 25 --continuous-only \
+        --babble test --dump heldout-neural.jsonl
+
+then
+
+    python -m assistant.bench.decision --fit fit-human.jsonl fit-head-validation.jsonl fit-noisy.jsonl \
+        --report heldout-human.jsonl heldout-flite.jsonl heldout-neural.jsonl \
+        --out assistant/engines/call_decision.json
+
+The fit is made on the fit dumps only (human voices of the fit side, validation and training voices, the babble's
+training half); the table reports every condition of every dump given, today's engine decision beside the fitted
+one, and the fitted decision's reliability on the report dumps (predicted probability against the share right).
 """
 
 from __future__ import annotations
