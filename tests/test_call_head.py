@@ -86,12 +86,12 @@ def test_the_head_weighs_the_decoder_s_call_both_ways(hall: WhisperRecognizer) -
     no_call = hall._weigh(sure, _posterior(0, 0.9))
     assert no_call.confidence <= HEAD_DOUBT
     torn = hall._weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
-    assert torn.confidence <= HEAD_DOUBT  # the head unsure of anything: the decoder alone is not sure (session 17)
+    assert torn.confidence <= HEAD_DOUBT  # the head unsure of anything: the decoder alone is not sure
     settings = hall.settings
     hall.settings = replace(settings, decoder_alone=True)
     try:
         torn = hall._weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
-        assert torn.confidence == sure.confidence  # as before session 17: the decoder's confidence stands
+        assert torn.confidence == sure.confidence  # with decoder_alone on: the decoder's confidence stands
     finally:
         hall.settings = settings
     long = hall._weigh(unsure, _posterior(7, 0.999), seconds=hall.settings.head_longest + 0.5)
@@ -111,7 +111,7 @@ def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognize
     hall.set_step(grammar.step_intents("calling"))
     nothing = Reading("", 0.0, {}, None, free="Thank you.")
     settings = hall.settings
-    assert settings.head_writes  # the default (session 10)
+    assert settings.head_writes  # the default
     hall.settings = replace(settings, head_writes=False)
     assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
     hall.settings = settings
@@ -142,7 +142,7 @@ def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trus
     """Two readers each short of sure alone: the decoder at `decoder_confirms` or more, its free sentence bearing
     the call out, and the head hearing the same ball at `head_confirms` or more make the call sure; any one short
     leaves it as the decoder had it."""
-    assert hall.settings.head_confirms == hall.settings.head_agree  # off by default (session 10: measured)
+    assert hall.settings.head_confirms == hall.settings.head_agree  # off by default (measured)
     settings = hall.settings
     hall.settings = s = replace(settings, head_confirms=0.3, decoder_alone=True)
     floor, head, decoder = s.min_confidence, s.head_confirms, s.decoder_confirms
@@ -290,7 +290,7 @@ def test_thresholds_are_chosen_for_sure_and_wrong() -> None:
 def test_a_first_saying_the_decoder_misread_agrees_when_the_head_heard_the_second_s_ball_in_both(
     hall: WhisperRecognizer,
 ) -> None:
-    """Session 13's held-out dump: "N thirty one" said twice, the decoder reading the first as N 41 (the head: N 31
+    """A held-out dump: "N thirty one" said twice, the decoder reading the first as N 41 (the head: N 31
     at 0.87), the second N 31 sure by both readers. The decoder's two readings disagree, but the head heard N 31
     in both: the pair agrees and the second saying stays sure. Where the head heard it only weakly in the first,
     the two sayings are one doubt, as before."""
@@ -348,7 +348,7 @@ def test_two_calls_in_one_breath_are_a_doubt_when_the_head_heard_one(hall: Whisp
 def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_another_ball(
     hall: WhisperRecognizer,
 ) -> None:
-    """The validation voices' dump (session 15): the commonest unsure call hearing in babble was the decoder reading
+    """The validation voices' dump: the commonest unsure call hearing in babble was the decoder reading
     one ball ("b seven", B 11 said) and the head hearing the ball said, plainly (0.93). From `head_overrules` the
     head's call is the hearing, sure; short of it, or where more words could make the head's call another, or over
     an utterance longer than a call, the two readers disagreeing stay a doubt."""
@@ -377,7 +377,7 @@ def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_anoth
 
 
 def test_a_call_more_words_could_make_another_is_sure_only_with_the_head_hearing_it(hall: WhisperRecognizer) -> None:
-    """The held-out dump of the decoder adapter (session 16): "I twenty nine" in babble, read "i twenty" at 0.93 by
+    """The held-out dump of the decoder adapter: "I twenty nine" in babble, read "i twenty" at 0.93 by
     the decoder, the head at I 20 with 0.33 only: the "nine" lost in the crowd. A call that more words could make
     another (`goes_on`) is sure only when the head hears it too, once or in both sayings of a pair."""
     from assistant.engines import Heard
@@ -409,7 +409,7 @@ def test_a_call_more_words_could_make_another_is_sure_only_with_the_head_hearing
 
 
 def test_a_bad_call_the_grammar_read_as_another_number_is_the_bad_call_unsure(hall: WhisperRecognizer) -> None:
-    """The adapted decoder (session 18): "B thirty two", a call naming no ball, read "b thirteen" under the grammar
+    """The adapted decoder: "B thirty two", a call naming no ball, read "b thirteen" under the grammar
     (which holds calls naming a ball only, and kept the letter), written " B thirty-two." freely, the head at N 32
     with 0.47. The hearing is the bad call's words, never sure and never the head's ball, so the procedure lists it
     for review (A(5)). With the head at 13, or the free sentence a call naming a ball, the call stands."""
@@ -430,11 +430,11 @@ def test_the_adapted_decoder_reads_calls_and_whisper_s_own_decoder_everything_el
 ) -> None:
     """Trained mostly on calls, the adapted decoder wrote phrases worse than Whisper's own: "valid bingo" as "bad
     bingo" through a 48 kHz device, and "this is a fifty ball game" as "... fifty four ..." in babble, sure: a false
-    D at 10 dB (session 18). A hearing that is no call is Whisper's own decoder's reading, as the engine without an
+    D at 10 dB. A hearing that is no call is Whisper's own decoder's reading, as the engine without an
     adapter hears it; a call is the adapted decoder's, Whisper's own decoder not asked."""
     from assistant.bench import hallset
 
-    adapted = make_recognizer("hall", grammar)  # the default: the committed adapter (session 20)
+    adapted = make_recognizer("hall", grammar)  # the default: the committed adapter
     own = make_recognizer("hall", grammar, settings=WhisperSettings(adapter="none"))
     assert isinstance(adapted, WhisperRecognizer) and isinstance(own, WhisperRecognizer)
     assert adapted._search is not adapted._own_search and own._search is own._own_search
@@ -496,7 +496,7 @@ def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: 
 
 def test_the_committed_decoder_adapter_is_the_hall_engine_s(hall: WhisperRecognizer, grammar: Grammar) -> None:
     """The adapter is read with what made it (its sha256, the command, its three sets); the hall engine merges it
-    unless told "none" (the default since session 20), the zero-shot whisper engine never unless named, and the
+    unless told "none" (the default), the zero-shot whisper engine never unless named, and the
     two-ball choice asks Whisper's own decoder."""
     from assistant.hallmodel import sha256_of
 
@@ -521,7 +521,7 @@ def test_the_committed_decoder_adapter_is_the_hall_engine_s(hall: WhisperRecogni
 
 
 def test_a_pair_does_not_make_a_hearing_longer_than_one_saying_sure(hall: WhisperRecognizer) -> None:
-    """The held-out neural voices at 5 dB (session 17): I 25 said and heard sure, then an utterance of 6.4 s holding
+    """The held-out neural voices at 5 dB: I 25 said and heard sure, then an utterance of 6.4 s holding
     its second saying and the first of I 30, read "i twenty five" (unsure: `call_longest`). Fused with the first it
     went out sure, and I 30 lost its first saying. A long hearing keeps its own confidence; a short one is fused."""
     from assistant.engines import Heard
@@ -540,7 +540,7 @@ def test_a_pair_does_not_make_a_hearing_longer_than_one_saying_sure(hall: Whispe
 def test_the_head_agrees_with_a_call_the_free_sentence_says_otherwise_only_when_sure_enough_to_write_it(
     hall: WhisperRecognizer,
 ) -> None:
-    """The scenario library at 10 dB (session 17): between two sayings of O 62 a number in the crowd, written
+    """The scenario library at 10 dB: between two sayings of O 62 a number in the crowd, written
     "Eighty-eight." by the decoder left to itself, read "b eight" by the grammar (0.95) and by the head (0.53): sure,
     and two false A(3). Where the free sentence holds neither the call's letter nor its number but another number,
     the head must be as sure as it must be to write a call alone (`head_alone`)."""
@@ -563,9 +563,9 @@ def test_a_caribbean_n_thirty_one_heard_n_forty_one_leaves_room_for_n_thirty_one
     """The rule of evidence's property test (`tests/test_evidence_audio.py`) found it in clean audio (its caller
     espeak en-029, balls 11 31 34 60 40 21, seed 706): "N thirty one" said twice, heard "n forty one" twice, sure,
     so N 41 went onto the board; the floor's N 31 was then a number not called, B(8). Whisper's own decoder left N 31
-    0.12 of its N-best: a call with a rival is sure only when the head hears it from 0.7 (`rival`, session 19), so
-    it is unsure there. The decoder adapter (the default since session 20) is sharper, N 31 at 0.07, and hears it
-    sure: either way the hearing names N 31 among the balls it left room for (`Heard.could_be`, session 20), and the
+    0.12 of its N-best: a call with a rival is sure only when the head hears it from 0.7 (`rival`), so
+    it is unsure there. The decoder adapter (the default) is sharper, N 31 at 0.07, and hears it
+    sure: either way the hearing names N 31 among the balls it left room for (`Heard.could_be`), and the
     procedure keeps them with the call, so the floor's N 31 is no sure B(8) violation. A plain "N forty one" in the
     same voice is heard sure and leaves no room for N 31."""
     from assistant.bench import hallset

@@ -1,4 +1,4 @@
-"""Issue 17: roles and logins on the console, over HTTP against the real server (uvicorn on loopback), the real
+"""Roles and logins on the console, over HTTP against the real server (uvicorn on loopback), the real
 procedure and the real SQLite record; `users` and `serve` through the real command line."""
 
 from __future__ import annotations
@@ -427,7 +427,7 @@ def test_a_record_of_schema_v1_still_reads_and_has_no_users(tmp_path: Path) -> N
     db = tmp_path / "old.db"
     with Store.open(db) as store:
         store.start_occasion(source="hall")
-    con = sqlite3.connect(db)  # as a program before issue 17 left it
+    con = sqlite3.connect(db)  # as a program without logins left it
     con.executescript("DROP VIEW access; DROP TABLE users; PRAGMA user_version = 1;")
     con.close()
     with Store.open(db, readonly=True) as store:
@@ -445,7 +445,7 @@ def test_on_loopback_without_users_the_console_is_open_and_its_actions_are_recor
         anyone = Browserless(hall.url)
         assert anyone.call("GET", "/")[0] == 200
         assert anyone.call("GET", "/login")[2]["location"] == "/"
-        status, answer, _ = anyone.call("POST", "/api/board", {"ball": "B7"})  # no token, no id: as before issue 17
+        status, answer, _ = anyone.call("POST", "/api/board", {"ball": "B7"})  # no token, no id: as before logins
         assert status == 200 and answer["ok"]
         assert [(r.what, r.detail["user"], r.detail["role"]) for r in hall.access_log()] == [("Action", None, "open")]
         with Store.open(hall.db) as store:  # a user added while serving: logins from now on

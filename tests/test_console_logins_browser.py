@@ -1,4 +1,5 @@
-"""Issue 17 in headless Chromium: each role logs in on its own "machine" (a browser context of its own) against the
+"""Roles and logins in headless Chromium: each role logs in on its own "machine" (a browser context of its own)
+against the
 real server, sees and can do only its part; a public flashboard on another machine follows the game live; an
 expired session goes back to the login page; a forged or replayed action is refused and recorded.
 

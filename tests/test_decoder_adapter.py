@@ -1,4 +1,4 @@
-"""The decoder adapter (issue 20): its data, the torch decoder it is trained in, and the numpy decoder it ends in."""
+"""The decoder adapter: its data, the torch decoder it is trained in, and the numpy decoder it ends in."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_the_examples_say_what_their_words_say(made: dict[str, np.ndarray]) -> N
 
 def test_the_sayings_of_the_rule_and_calls_naming_no_ball_are_sets_of_their_own() -> None:
     """The second set of each voice: a claim and a card's numbers a quarter each, the rest the rule's phrases, each
-    parsed by the grammar as the intent it is (session 18: the adapter heard the floor's "bingo" and card as calls
+    parsed by the grammar as the intent it is (the adapter heard the floor's "bingo" and card as calls
     when its data had under two phrases a voice). The third: calls naming no ball, written as said (it wrote the
     bad call "B thirty two" as "b thirteen" when it had heard real balls only)."""
     grammar = Grammar.load()

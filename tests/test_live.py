@@ -1,4 +1,4 @@
-"""`listen` through real audio devices (issue 18): a PulseAudio server of the test's own with null sinks as the
+"""`listen` through real audio devices: a PulseAudio server of the test's own with null sinks as the
 caller's and the floor's microphones and the hall's loudspeakers; recorded games are played into them in real
 time, and `bingo-assistant listen` follows them through PortAudio as it would in a hall.
 

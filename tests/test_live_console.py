@@ -1,4 +1,4 @@
-"""`serve --live` on two real audio devices with the master board console open in a browser (issue 18): the
+"""`serve --live` on two real audio devices with the master board console open in a browser: the
 console and the voice live together. A recorded game is played into the caller's and the floor's microphones
 (PulseAudio null sinks of the test's own, as in test_live.py) while the operator keys a ball on the page; the
 board follows the devices, and the keyed ball and the spoken calls land in one record, on one clock. And

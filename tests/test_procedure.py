@@ -378,7 +378,7 @@ def test_absence_findings_name_who_owed_the_words(rules: RulePack) -> None:
                 "-uncalled-numbers",
                 "-without-approval",
                 "-incomplete",
-                "-paraphrased",  # the rule's quoted words are what is missing (issue 16)
+                "-paraphrased",  # the rule's quoted words are what is missing
             )
         )
         for code in owed
@@ -468,7 +468,7 @@ def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Gramma
 def test_a_correct_call_of_a_ball_on_the_board_only_by_a_guess_is_no_ball_recalled(
     grammar: Grammar, rules: RulePack
 ) -> None:
-    """Hall audio at 10 dB (session 15): "G fifty" said twice, its first saying heard unsure as "g fifty five"; the
+    """Hall audio at 10 dB: "G fifty" said twice, its first saying heard unsure as "g fifty five"; the
     correction's "G fifty five", heard sure, is no ball returned to the blower (A(6)): G 55 was on the board only by
     that guess. The guess leaves the board, the correct call takes its place and is said twice: compliant. Heard
     sure the first time, the same call again is A(6)."""

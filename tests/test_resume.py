@@ -88,7 +88,7 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(
     # Kill points spread over the whole occasion, chosen as the run goes: each run is killed when the journal has
     # passed a point a random step beyond what it already holds (the step shares what is left among the kills still
     # owed), plus a random few milliseconds, so the kill lands inside whatever write comes next. Points fixed in
-    # advance were skipped whenever a kill overshot the next one (CI, session 16: 9 kills of 20 mid-occasion).
+    # advance were skipped whenever a kill overshot the next one (CI: 9 kills of 20 mid-occasion).
     progress: list[int] = []
     started = time.monotonic()
     log = tmp_path / "driver.log"
@@ -122,7 +122,7 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(
 def test_a_run_killed_after_closing_its_occasion_is_replayed_not_started_again(
     tmp_path: Path, script: Path, uninterrupted: Path
 ) -> None:
-    # The kill loop above can land between the close's commit and the process's exit (CI, session 14): the next
+    # The kill loop above can land between the close's commit and the process's exit: the next
     # run must find the closed occasion and replay against it, not open a second one.
     db = tmp_path / "closed.db"
     db.write_bytes(uninterrupted.read_bytes())

@@ -47,7 +47,7 @@ def test_scenario(path: Path, grammar: Grammar, rules: RulePack) -> None:
     assert got == want, f"{path.name}: findings differ\n{detail}"
 
 
-PHRASINGS = [  # issue 4: the phrasings the grammar must accept, each said in a compliant scenario
+PHRASINGS = [  # the phrasings the grammar must accept, each said in a compliant scenario
     "B seven",
     "N thirty two",
     "O sixty one",

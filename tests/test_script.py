@@ -1,4 +1,4 @@
-"""The transcript script format (issue 2 contract): lines to inputs, inputs back to lines, one-line errors."""
+"""The transcript script format (a contract): lines to inputs, inputs back to lines, one-line errors."""
 
 from __future__ import annotations
 

@@ -281,7 +281,7 @@ def test_our_voice_in_the_caller_channel_never_counts_as_the_caller(
 
     recognizer = make_recognizer("pocketsphinx", grammar)
     # The closing step without the next game's opening words: what this test needs is a recognizer that hears our
-    # prompts as the caller's words, and those many sentences (issue 16) make pocketsphinx hear them as nothing.
+    # prompts as the caller's words, and those many sentences make pocketsphinx hear them as nothing.
     opening = {"last-ball-required", "last-ball-not-required", "ball-count", "cards-sold", "prize"}
     recognizer.set_step([i for i in grammar.step_intents("closing") if i not in opening])
     utterances = [

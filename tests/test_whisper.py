@@ -321,7 +321,7 @@ def _reading(balls: dict[int, float]) -> Reading:
 
 def test_two_sayings_heard_alike_confirm_each_other(recognizer: WhisperRecognizer) -> None:
     """... unless a saying leaves another ball `rival` of its N-best: a confusion of the voice repeats in both
-    sayings (espeak en-029's "N thirty one" read "n forty one" twice, N 31 at 0.12: session 19)."""
+    sayings (espeak en-029's "N thirty one" read "n forty one" twice, N 31 at 0.12)."""
     recognizer._last_call = None
     first = Heard(1.0, 2.0, "n thirty nine", 0.7, True)
     recognizer._fuse(first, _reading({39: 0.92, 31: 0.08}))
@@ -532,7 +532,7 @@ def test_fits_are_read_side_by_side_on_a_dump(tmp_path: Path) -> None:
 
 
 def test_bingo_inside_a_sentence_is_heard_as_the_sentence(recognizer: WhisperRecognizer, grammar: Grammar) -> None:
-    """B(1), issue 16: the caller's "welcome everyone to tonight's bingo" was heard as a lone "bingo" (a claim);
+    """B(1): the caller's "welcome everyone to tonight's bingo" was heard as a lone "bingo" (a claim);
     now the hearing carries the sentence, which the procedure does not take as a claim. A lone "bingo" stays one."""
     recognizer.set_step(grammar.step_intents("calling"))
     pad = np.zeros(4000, dtype=np.int16)
@@ -607,7 +607,7 @@ def test_two_sayings_heard_a_word_apart_are_one_doubt_though_neither_names_the_o
 def test_a_fitted_call_confidence_is_still_scaled_by_how_far_the_free_sentence_bore_the_call_out(
     recognizer: WhisperRecognizer, grammar: Grammar
 ) -> None:
-    """The decoder adapter's held-out dump (session 16): in the caller's patter the whole N-best was "b six" and the
+    """The decoder adapter's held-out dump: in the caller's patter the whole N-best was "b six" and the
     decoder, left to itself, wrote "N thirty."; the fitted confidence (made on Whisper's own decoder) put it at 0.90,
     sure. The free sentence scales it down, as it does where no fit is loaded."""
     from assistant.engines.constrained import Hypothesis, SearchResult
@@ -631,7 +631,7 @@ def test_a_fitted_call_confidence_is_still_scaled_by_how_far_the_free_sentence_b
 def test_one_call_read_from_more_audio_than_one_saying_takes_is_never_sure(
     recognizer: WhisperRecognizer, grammar: Grammar
 ) -> None:
-    """The validation voices at 10 dB (session 17): "G fifty" then "G fifty nine", cut as one utterance of 3.8 s, read
+    """The validation voices at 10 dB: "G fifty" then "G fifty nine", cut as one utterance of 3.8 s, read
     "g fifty nine" sure, so G 50's repeat looked missing. A clear "B seven" in an utterance shorter than
     `call_longest` is sure; the same saying in a longer one is heard, unsure."""
     recognizer.set_step(grammar.step_intents("calling"))
