@@ -1,7 +1,6 @@
 """Roles and logins in headless Chromium: each role logs in on its own "machine" (a browser context of its own)
-against the
-real server, sees and can do only its part; a public flashboard on another machine follows the game live; an
-expired session goes back to the login page; a forged or replayed action is refused and recorded.
+against the real server, sees and can do only its part; a public flashboard on another machine follows the game
+live; an expired session goes back to the login page; a forged or replayed action is refused and recorded.
 
 Needs Debian `chromium` and the `playwright` package, as tests/test_console_browser.py.
 """
