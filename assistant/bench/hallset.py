@@ -596,6 +596,8 @@ def run(
                 elif voice.startswith("human:"):
                     letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
                     pool = real.human_balls(letters_of, numbers_of or letters_of, grammar)
+                    if not pool:
+                        raise HallSetError(f"{voice} can call no ball in its own recorded words")
                 else:
                     pool = [Ball(n) for n in range(1, 76)]
                 pick = random.Random(seed * 1000 + k)
