@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         default="held-out",
         help="voice sets: held-out (flite), held-out-neural (piper joe, hibari heart), tuning (espeak), real, "
         "head-validation (the hall engine's thresholds), "
-        "neural-validation (Kokoro voices the head never trained on), train, train-wider",
+        "neural-validation (Kokoro voices the head never trained on), train, train-wider, human-held-out (real "
+        "people never fitted on), human-fit (real people for fitting the hearing decision); comma-separated",
     )
     hall.add_argument("--snr", type=_snrs, default=("clean", "20", "10", "5"), help="conditions: clean,20,10,5")
     hall.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
