@@ -42,6 +42,7 @@ import numpy as np
 
 from ..engines import decision
 from ..train import fit as logistic
+from ..train import threshold
 
 SURE_WRONG = 0.001
 """Sure and wrong allowed on the fit data where the operating point is chosen: one hearing in a thousand."""
@@ -114,10 +115,7 @@ def fitted(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], str]:
     mean, std = x.mean(0), x.std(0) + 1e-6
     w, b = logistic((x - mean) / std, y, l2=1.0)
     p = 1.0 / (1.0 + np.exp(-(((x - mean) / std) @ w + b)))
-    order = np.argsort(-p)
-    wrong = np.cumsum(1 - y[order])
-    ok = np.nonzero(wrong <= SURE_WRONG * len(p))[0]
-    sure_at = float(p[order][ok.max()]) if len(ok) else 1.0
+    sure_at = threshold(p, y, SURE_WRONG)
     sure = p >= sure_at
     model = {
         "features": list(decision.FEATURES),

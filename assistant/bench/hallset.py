@@ -182,13 +182,18 @@ def _level(samples: np.ndarray) -> np.ndarray:
     return np.asarray(x * real.LEVEL / max(np.sqrt(real.loud_power(samples)), 1.0))
 
 
+def _speakers(voice: str) -> tuple[str, str]:
+    """Who says the letters and who the numbers of a `human:LETTERS[+NUMBERS]` voice."""
+    letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
+    return letters_of, numbers_of or letters_of
+
+
 def saying(ball: Ball, voice: str, grammar: Grammar, rng: random.Random, takes: real.Takes | None) -> np.ndarray:
     """One saying of `ball`: letter, pause, number (or one breath), levelled, float64."""
     letter = ball.letter
     number = grammar.number_words(ball.number)
     if voice.startswith("human:"):
-        letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
-        parts = list(real.human_call(ball, letters_of, numbers_of or letters_of, grammar, rng))
+        parts = list(real.human_call(ball, *_speakers(voice), grammar, rng))
         if rng.random() < JOINED_SHARE:
             return np.concatenate([parts[0], np.zeros(int(rng.uniform(0.0, 0.08) * RATE)), parts[1]])
         gap = rng.uniform(*PAUSE)
@@ -594,8 +599,7 @@ def run(
                 if voice.startswith("real:") and takes is not None:
                     pool = sorted({b for b, _ in takes.whole}, key=lambda b: b.number)
                 elif voice.startswith("human:"):
-                    letters_of, _, numbers_of = voice.removeprefix("human:").partition("+")
-                    pool = real.human_balls(letters_of, numbers_of or letters_of, grammar)
+                    pool = real.human_balls(*_speakers(voice), grammar)
                     if not pool:
                         raise HallSetError(f"{voice} can call no ball in its own recorded words")
                 else:

@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -132,16 +133,10 @@ def features(evidence: Evidence) -> tuple[int | None, list[float], dict[int, flo
     return ball, [float(v) for v in row], fused
 
 
-def confidence(probability: float, sure_at: float, sure: float) -> float:
-    """The probability on an engine's confidence scale, monotone, with `sure_at` landing on `sure`."""
-    if probability >= sure_at:
-        return sure + (1.0 - sure) * (probability - sure_at) / max(1e-9, 1.0 - sure_at)
-    return sure * probability / max(1e-9, sure_at)
-
-
 @dataclass(frozen=True)
-class Decision:
-    """The fitted model: standardised features, logistic weights, and the probability from which a call is sure."""
+class Logistic:
+    """A logistic model of "this hearing is right" over standardised features, and the probability from which the
+    hearing is sure (the engine's call confidence and the fitted decision are both one)."""
 
     mean: np.ndarray
     std: np.ndarray
@@ -153,26 +148,41 @@ class Decision:
         z = float(((np.asarray(row, dtype=np.float64) - self.mean) / self.std) @ self.weights + self.bias)
         return float(1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0))))
 
+    def scaled(self, probability: float, sure: float) -> float:
+        """`probability` on an engine's confidence scale, monotone, with `sure_at` landing on `sure`."""
+        if probability >= self.sure_at:
+            return sure + (1.0 - sure) * (probability - self.sure_at) / max(1e-9, 1.0 - self.sure_at)
+        return sure * probability / max(1e-9, self.sure_at)
+
+    def confidence(self, row: Sequence[float], sure: float) -> float:
+        """The probability of `row` on the engine's scale (`scaled`)."""
+        return self.scaled(self.probability(row), sure)
+
+
+@dataclass(frozen=True)
+class Decision(Logistic):
+    """The fitted decision: the logistic over FEATURES, and the ball the evidence favours."""
+
     def decide(self, evidence: Evidence) -> Verdict:
         ball, row, fused = features(evidence)
         if ball is None:
             return Verdict(None, 0.0, {})
         return Verdict(ball, self.probability(row), fused)
 
-    def sure(self, verdict: Verdict) -> bool:
-        return verdict.ball is not None and verdict.probability >= self.sure_at
+
+L = TypeVar("L", bound=Logistic)
 
 
-@functools.cache
-def load(path: Path = DECISION) -> Decision | None:
-    """The fitted decision at `path`; None when there is none; a one-line error when it does not fit FEATURES."""
+def read_logistic(path: Path, names: Sequence[str], what: str, remake: str, kind: type[L]) -> L | None:
+    """The logistic model of `kind` at `path`, made over the features `names`; None when there is none; a one-line
+    error naming `what` it is and the command that remakes it when it cannot be read or was made for others."""
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(data["features"]) != FEATURES:
-            raise EngineError(f"{path}: made for other features; remake it (python -m assistant.bench.decision)")
-        return Decision(
+        if tuple(data["features"]) != tuple(names):
+            raise EngineError(f"{path}: made for other features {data['features']}; remake it ({remake})")
+        return kind(
             np.asarray(data["mean"], dtype=np.float64),
             np.asarray(data["std"], dtype=np.float64),
             np.asarray(data["weights"], dtype=np.float64),
@@ -180,4 +190,10 @@ def load(path: Path = DECISION) -> Decision | None:
             float(data["sure_at"]),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise EngineError(f"cannot read the hearing decision {path}: {exc}") from exc
+        raise EngineError(f"cannot read {what} {path}: {exc}") from exc
+
+
+@functools.cache
+def load(path: Path = DECISION) -> Decision | None:
+    """The fitted decision at `path`; None when there is none; a one-line error when it does not fit FEATURES."""
+    return read_logistic(path, FEATURES, "the hearing decision", "python -m assistant.bench.decision", Decision)

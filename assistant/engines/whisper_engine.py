@@ -378,49 +378,12 @@ class Reading:
     """What the fitted decision decided this call from (`WhisperSettings.decision`), the other saying left out."""
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """A logistic model of "this call hearing is right", and the probability from which it is sure."""
-
-    mean: npt.NDArray[np.float64]
-    std: npt.NDArray[np.float64]
-    weights: npt.NDArray[np.float64]
-    bias: float
-    sure_at: float
-
-    def probability(self, features: Sequence[float]) -> float:
-        z = float(((np.asarray(features, dtype=np.float64) - self.mean) / self.std) @ self.weights + self.bias)
-        return float(1.0 / (1.0 + np.exp(-z)))
-
-    def confidence(self, features: Sequence[float], sure: float) -> float:
-        """The probability mapped so that `sure_at` lands on the engine's `sure` (min_confidence), monotone."""
-        p = self.probability(features)
-        if p >= self.sure_at:
-            return sure + (1.0 - sure) * (p - self.sure_at) / max(1e-9, 1.0 - self.sure_at)
-        return sure * p / max(1e-9, self.sure_at)
-
-
 @functools.cache
-def _calibration(path: Path) -> Calibration | None:
-    if not path.exists():
-        return None
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(data["features"]) != CALL_FEATURES:
-            raise EngineError(
-                f"{path}: made for other features {data['features']}; remake it (python -m assistant.train)"
-            )
-        return Calibration(
-            np.asarray(data["mean"], dtype=np.float64),
-            np.asarray(data["std"], dtype=np.float64),
-            np.asarray(data["weights"], dtype=np.float64),
-            float(data["bias"]),
-            float(data["sure_at"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise EngineError(f"cannot read the call confidence {path}: {exc}") from exc
+def _calibration(path: Path) -> decision.Logistic | None:
+    """The fitted call confidence at `path` (`CALL_FEATURES`); None when there is none."""
+    return decision.read_logistic(
+        path, CALL_FEATURES, "the call confidence", "python -m assistant.train", decision.Logistic
+    )
 
 
 @dataclass(frozen=True)
@@ -933,7 +896,7 @@ class WhisperRecognizer:
     def _decided_confidence(self, probability: float) -> float:
         """The fitted probability on the engine's confidence scale: its operating point lands on `min_confidence`."""
         assert self._decision is not None
-        return decision.confidence(probability, self._decision.sure_at, self.settings.min_confidence)
+        return self._decision.scaled(probability, self.settings.min_confidence)
 
     def _free_says_otherwise(self, reading: Reading, ball: int) -> bool:
         """The decoder left to itself wrote neither the call's letter nor its number, but another number ("Eighty-
