@@ -6,7 +6,7 @@ on a few loud frames (levels over 30 ms). What keeps it open can be judged on a 
 the utterance itself (`HALL_CUTTING`): a crowd's babble flickers above its median for a few frames at a time,
 and in a hall it stays far below the caller on the microphone, while the pause between a call's letter and
 its number is short. So babble neither joins a call nor bridges the quiet between two sayings, and a caller's
-"B ... eleven" stays one utterance (`python -m assistant.bench cuts`). A maximum length closes an
+"B ... eleven" stays one utterance (`python -m lab.bench cuts`). A maximum length closes an
 utterance even if the hall never goes quiet.
 
 Speech barely over a crowd may open no utterance, or one too short to decode. The endpointer reports such a
@@ -79,7 +79,7 @@ class EndpointSettings:
 
 
 HALL_CUTTING = EndpointSettings(below_peak_db=15.0, hangover=0.6, close_smoothing=20)
-"""Cutting for a hall (`python -m assistant.bench cuts`): what keeps an utterance open is a 200 ms level
+"""Cutting for a hall (`python -m lab.bench cuts`): what keeps an utterance open is a 200 ms level
 within 15 dB of the utterance's loudest, and 0.6 s of quiet, longer than a caller's pause between letter and
 number, closes it. It opens as the default does (8 dB over the noise): opening at 6 dB kept more sayings whole at
 5 dB but opened the crowd's own words too, and on the scenario library their unsure hearings turned planted

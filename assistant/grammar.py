@@ -17,10 +17,11 @@ from typing import Any
 import yaml
 
 from .messages import Ball, Meaning, Role, Utterance
+from .settings import ROOT
 
 BALLS = 75
 """The balls of the game, 1 to 75: a number outside them is no call at all."""
-DEFAULT_GRAMMAR = Path(__file__).resolve().parent.parent / "grammars" / "bingo.yaml"
+DEFAULT_GRAMMAR = ROOT / "grammars" / "bingo.yaml"
 SLOTS = ("call", "noball", "letter", "number", "manufacturer", "serial")
 _NUMERAL = "#"  # typed numerals become one token "#47291": read by value or digit by digit as the slot needs
 

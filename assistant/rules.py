@@ -13,8 +13,9 @@ from typing import Any
 import yaml
 
 from .messages import GameType, OccasionRecord, Role, Severity
+from .settings import ROOT
 
-DEFAULT_RULES = Path(__file__).resolve().parent.parent / "config" / "rules" / "nm-15.4.7.11.yaml"
+DEFAULT_RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 NOTE_KEYS = ("clause", "says")
 """Keys of a rule pack transition that are for people and the diagram, not for the machine."""
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+_CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT = _CHECKOUT if (_CHECKOUT / "config" / "default.toml").is_file() else Path(__file__).resolve().parent / "bundled"
+"""Where the defaults, the grammar, the rule pack and the demo's recordings are: the checkout's top-level folders, or
+their copy in an installed wheel (`assistant/bundled/`). Relative paths in the defaults are relative to it."""
 DEFAULT_CONFIG = ROOT / "config" / "default.toml"
-REAL_AUDIO = Path(os.environ.get("BINGO_REAL_AUDIO", ROOT.parent / "shared" / "audio" / "real"))
-"""Recorded human speech for tests and benchmarks: the shared folder beside the repository."""
 
 
 class SettingsError(ValueError):

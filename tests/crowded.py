@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from assistant.audio import RATE, read_wav
-from assistant.bench import hallset, real
 from assistant.endpoint import HALL_CUTTING
+from lab.bench import hallset, real
 
 FIXTURES = Path(__file__).resolve().parent.parent / "audio_fixtures"
 

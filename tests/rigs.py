@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from assistant.hall.devices import Device, DeviceError, VirtualHall
+from lab.scenarios.devices import Device, DeviceError, VirtualHall
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -24,10 +24,10 @@ from assistant.audio import (
     write_wav,
 )
 from assistant.audio.device import _Resampler, _Teller, _ZeroRuns
-from assistant.bench import hallset, real
 from assistant.endpoint import HALL_CUTTING, Endpointer, EndpointSettings
 from assistant.grammar import Grammar
 from assistant.messages import Ball
+from lab.bench import hallset, real
 
 FIXTURES = Path(__file__).resolve().parent.parent / "audio_fixtures"
 

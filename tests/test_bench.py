@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.bench import audio as gen
-from assistant.bench import real
-from assistant.bench.__main__ import main
-from assistant.bench.accuracy import BenchError, Condition, Plan, check_options, engine_options, run
-from assistant.bench.score import COLUMNS, Hearing, Score, Tally, fuse, outcome, table_rows, targets_table
 from assistant.engines.whisper_engine import WhisperSettings
 from assistant.grammar import Grammar
+from lab.bench import audio as gen
+from lab.bench import real
+from lab.bench.__main__ import main
+from lab.bench.accuracy import BenchError, Condition, Plan, check_options, engine_options, run
+from lab.bench.score import COLUMNS, Hearing, Score, Tally, fuse, outcome, table_rows, targets_table
 
 
 def _measured_snr(crowd: gen.Crowd, speech: np.ndarray, snr: float) -> float:
@@ -232,7 +232,7 @@ def test_the_voice_activity_models_cut_a_clean_call_whole_and_join_calls_in_babb
 def test_voice_activity_frames_become_utterances_as_the_endpointer_cuts_them() -> None:
     """Speech frames open an utterance, a pause shorter than the hangover stays inside it, a longer one closes
     it; a blip shorter than min_speech is dropped; the pre-roll goes before the start."""
-    from assistant.bench.vad import Bookkeeping, utterances
+    from lab.bench.vad import Bookkeeping, utterances
 
     frame = 0.01
     speech = np.zeros(400, dtype=bool)

@@ -48,8 +48,8 @@ def test_the_committed_head_is_read_with_what_made_it() -> None:
     for member in head.members:
         assert member["w1"].shape[0] == 512 and member["wo"].shape[1] == call_head.LABELS
     assert 0.5 <= head.sure_at < 1.0
-    assert str(head.meta["command"]).startswith("python -m assistant.train head")
-    from assistant.hallmodel import sha256_of
+    assert str(head.meta["command"]).startswith("python -m lab.train head")
+    from lab.head_data import sha256_of
 
     assert sha256_of(call_head.stored(head.members)) == head.meta["weights_sha256"]
     assert [sha256_of(m) for m in head.members] == head.meta.get("member_sha256", [head.meta["weights_sha256"]])
@@ -205,17 +205,17 @@ def test_the_hall_engine_hears_no_call_in_chatter(hall: WhisperRecognizer, gramm
 
 def test_the_numpy_head_is_the_torch_head() -> None:
     torch = pytest.importorskip("torch")
-    from assistant import hallmodel
+    from lab import head_data
 
     torch.manual_seed(3)
-    model = hallmodel._torch_head(512, 32)
+    model = head_data._torch_head(512, 32)
     model.eval()
     x = np.random.default_rng(1).normal(size=(2, call_head.FRAMES // call_head.POOL, 512)).astype(np.float32)
     n = np.array([9, call_head.FRAMES // call_head.POOL])
     mask = (torch.arange(x.shape[1])[None, :] < torch.from_numpy(n)[:, None]).float()
     with torch.no_grad():
         expected = torch.softmax(model(torch.from_numpy(x), mask), 1).numpy()
-    head = call_head.CallHead((hallmodel._arrays(model),), {})
+    head = call_head.CallHead((head_data._arrays(model),), {})
     for k in range(2):
         assert np.allclose(head.posterior_pooled(x[k], int(n[k])), expected[k], atol=1e-5)
 
@@ -224,37 +224,37 @@ def test_training_makes_a_head_the_engine_loads(tmp_path: Path) -> None:
     """The whole path in miniature: voices say calls in a hall, the frozen encoder encodes them, torch trains the
     head, the weights are written with what made them and read back by numpy."""
     pytest.importorskip("torch")
-    from assistant import hallmodel
+    from lab import head_data
 
     jobs = [
         ("train", "espeak:en-us+m3@170~40", 0, 5, "train", 4, 2, None),
         ("train", "real:fsdd_george", 1, 5, "train", 3, 1, None),
         ("train", "kokoro:en-gb:jf_alpha+jm_kumo@0.3~1.1", 2, 5, "train", 2, 1, None),
     ]
-    data = hallmodel.dataset(jobs, 1, lambda m: None, tmp_path / "train.npz")
+    data = head_data.dataset(jobs, 1, lambda m: None, tmp_path / "train.npz")
     assert (tmp_path / "train.npz").is_file()
     assert set(data["voice"].tolist()) == {j[1] for j in jobs}
     assert (data["label"] > 0).sum() >= 9 and (data["label"] == 0).sum() >= 3
     assert data["x"].shape[1:] == (call_head.FRAMES // call_head.POOL, 512)
-    arrays = hallmodel.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
+    arrays = head_data.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
     out = tmp_path / "head.npz"
-    hallmodel.save(out, arrays, {"sure_at": 0.9, "command": "test"})
+    head_data.save(out, arrays, {"sure_at": 0.9, "command": "test"})
     head = call_head.load(out)
     assert head is not None and head.sure_at == 0.9 and json.dumps(head.meta)
-    p = hallmodel.posteriors(head, data)
+    p = head_data.posteriors(head, data)
     assert p.shape == (len(data["label"]), call_head.LABELS)
     assert np.allclose(p.sum(1), 1.0, atol=1e-5)
 
-    again = hallmodel.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
-    assert hallmodel.sha256_of(again) == hallmodel.sha256_of(arrays)  # the seed remakes the weights, bit for bit
-    other = hallmodel.fit(data, seed=2, epochs=2, log=lambda m: None, hidden=16)  # a second member, another seed
+    again = head_data.fit(data, seed=1, epochs=2, log=lambda m: None, hidden=16)
+    assert head_data.sha256_of(again) == head_data.sha256_of(arrays)  # the seed remakes the weights, bit for bit
+    other = head_data.fit(data, seed=2, epochs=2, log=lambda m: None, hidden=16)  # a second member, another seed
     both = tmp_path / "both.npz"
-    hallmodel.save(both, call_head.stored([arrays, other]), {"sure_at": 0.9, "members": 2})
+    head_data.save(both, call_head.stored([arrays, other]), {"sure_at": 0.9, "members": 2})
     pair = call_head.load(both)
     assert pair is not None and len(pair.members) == 2
-    q = hallmodel.posteriors(call_head.CallHead((other,), {}), data)
+    q = head_data.posteriors(call_head.CallHead((other,), {}), data)
     assert not np.allclose(p, q, atol=1e-3)  # the seeds made different heads
-    assert np.allclose(hallmodel.posteriors(pair, data), (p + q) / 2, atol=1e-6)  # and the pair is their average
+    assert np.allclose(head_data.posteriors(pair, data), (p + q) / 2, atol=1e-6)  # and the pair is their average
 
 
 def test_a_saying_cut_from_continuous_babble_is_cut_as_the_engine_cuts_it() -> None:
@@ -262,29 +262,29 @@ def test_a_saying_cut_from_continuous_babble_is_cut_as_the_engine_cuts_it() -> N
     that holds the saying, babble it joined included, and a voice's job makes its examples so."""
     import random
 
-    from assistant import hallmodel
-    from assistant.bench import real
+    from lab import head_data
+    from lab.bench import real
 
-    sayer = hallmodel.Sayer("espeak:en-us+m3@170~40", Grammar.load())
-    clip = hallmodel.through_hall(sayer.call(Ball(7), random.Random(1)), random.Random(2))
+    sayer = head_data.Sayer("espeak:en-us+m3@170~40", Grammar.load())
+    clip = head_data.through_hall(sayer.call(Ball(7), random.Random(1)), random.Random(2))
     crowd = real.real_crowd(random.Random(1), part="train")
-    cut = hallmodel.as_cut(clip, 20.0, crowd, random.Random(3))
+    cut = head_data.as_cut(clip, 20.0, crowd, random.Random(3))
     assert cut is not None and cut.dtype == np.int16
     loud = np.flatnonzero(np.abs(clip) > 0.05 * np.abs(clip).max())
     assert loud[-1] - loud[0] <= len(cut) < len(clip) + 2.3 * 16000  # the saying, not the whole stretch of babble
-    made = hallmodel._job(("train-cut", "espeak:en-us+m3@170~40", 0, 5, "train", 2, 1, None))
+    made = head_data._job(("train-cut", "espeak:en-us+m3@170~40", 0, 5, "train", 2, 1, None))
     assert len(made["label"]) == 4 and (made["label"] > 0).sum() == 2  # two calls, a saying that is none, babble
     assert (made["seconds"][made["label"] > 0] > 0.8).all()
 
 
 def test_thresholds_are_chosen_for_sure_and_wrong() -> None:
-    from assistant import hallmodel
+    from lab import head_data
 
     labels = np.array([5] * 998 + [6, 0])
     p = np.stack([_posterior(5, 0.95)] * 998 + [_posterior(5, 0.99), _posterior(9, 0.97)])
     # two sure and wrong at 0.97 and above; at most 0.1 % of 1000 (one) may be wrong: the threshold is above 0.97
-    assert hallmodel.choose_sure_at(p, labels) > 0.97
-    assert hallmodel.choose_sure_at(p, labels, sure_wrong=0.002) == pytest.approx(0.95)
+    assert head_data.choose_sure_at(p, labels) > 0.97
+    assert head_data.choose_sure_at(p, labels, sure_wrong=0.002) == pytest.approx(0.95)
 
 
 def test_a_first_saying_the_decoder_misread_agrees_when_the_head_heard_the_second_s_ball_in_both(
@@ -432,7 +432,7 @@ def test_the_adapted_decoder_reads_calls_and_whisper_s_own_decoder_everything_el
     bingo" through a 48 kHz device, and "this is a fifty ball game" as "... fifty four ..." in babble, sure: a false
     D at 10 dB. A hearing that is no call is Whisper's own decoder's reading, as the engine without an
     adapter hears it; a call is the adapted decoder's, Whisper's own decoder not asked."""
-    from assistant.bench import hallset
+    from lab.bench import hallset
 
     adapted = make_recognizer("hall", grammar)  # the default: the committed adapter
     own = make_recognizer("hall", grammar, settings=WhisperSettings(adapter="none"))
@@ -498,13 +498,13 @@ def test_the_committed_decoder_adapter_is_the_hall_engine_s(hall: WhisperRecogni
     """The adapter is read with what made it (its sha256, the command, its three sets); the hall engine merges it
     unless told "none" (the default), the zero-shot whisper engine never unless named, and the
     two-ball choice asks Whisper's own decoder."""
-    from assistant.hallmodel import sha256_of
+    from lab.head_data import sha256_of
 
     with np.load(ADAPTER) as found:
         meta = json.loads(found["meta"].tobytes())
         deltas = {key: found[key] for key in found.files if key != "meta"}
     assert sha256_of(deltas) == meta["weights_sha256"]
-    assert str(meta["command"]).startswith("python -m assistant.train decoder") and meta["seed"] == 2046
+    assert str(meta["command"]).startswith("python -m lab.train decoder") and meta["seed"] == 2046
     assert {"train", "train-said", "train-misnamed"} <= set(meta["data"])
     plain = make_recognizer("whisper", grammar)  # zero-shot: Whisper's own decoder
     own = make_recognizer("hall", grammar, settings=WhisperSettings(adapter="none"))
@@ -568,7 +568,7 @@ def test_a_caribbean_n_thirty_one_heard_n_forty_one_leaves_room_for_n_thirty_one
     sure: either way the hearing names N 31 among the balls it left room for (`Heard.could_be`), and the
     procedure keeps them with the call, so the floor's N 31 is no sure B(8) violation. A plain "N forty one" in the
     same voice is heard sure and leaves no room for N 31."""
-    from assistant.bench import hallset
+    from lab.bench import hallset
 
     own = make_recognizer("hall", grammar, settings=WhisperSettings(adapter="none"))
     assert isinstance(own, WhisperRecognizer)
@@ -637,7 +637,7 @@ def _said_twice(grammar: Grammar, ball: Ball, speaker: str) -> np.ndarray:
     """`ball` said twice by a held-out human speaker in their own recorded words, 1.5 s apart."""
     import random
 
-    from assistant.bench import real
+    from lab.bench import real
 
     rng = random.Random(3)
     parts: list[np.ndarray] = [np.zeros(8000)]

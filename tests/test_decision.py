@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant.bench import decision as lab
 from assistant.engines import decision
 from assistant.engines.base import EngineError
+from lab.bench import decision as lab
 
 
 def head_for(ball: int, q: float) -> list[float]:

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant import decoder_adapter
 from assistant.engines import make_recognizer
 from assistant.engines.whisper_engine import WhisperRecognizer, WhisperSettings
 from assistant.grammar import Grammar
 from assistant.messages import Ball
+from lab import decoder_adapter
 
 torch = pytest.importorskip("torch")
 
@@ -26,7 +26,7 @@ def recognizer() -> WhisperRecognizer:
 
 @pytest.fixture(scope="module")
 def made(recognizer: WhisperRecognizer) -> dict[str, np.ndarray]:
-    """One espeak voice's calls and other sayings, made and encoded as `python -m assistant.train decoder` does."""
+    """One espeak voice's calls and other sayings, made and encoded as `python -m lab.train decoder` does."""
     part = decoder_adapter._job(("decoder", "espeak:en-us+m3@160~50", 0, 7, 3, 4))
     assert part["x"].shape == (len(part["words"]), 500, 512)
     return part

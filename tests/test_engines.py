@@ -14,7 +14,6 @@ import yaml
 from recorded import recordings_grammar, script_lines
 
 from assistant.audio import AudioChunk, chunks, from_samples, read_wav
-from assistant.bench.audio import Crowd, Voice, mix, speak
 from assistant.endpoint import EndpointSettings
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.pocketsphinx_engine import (
@@ -26,7 +25,8 @@ from assistant.engines.pocketsphinx_engine import (
 )
 from assistant.grammar import DEFAULT_GRAMMAR, Grammar
 from assistant.messages import Ball
-from assistant.settings import REAL_AUDIO
+from lab import REAL_AUDIO
+from lab.bench.audio import Crowd, Voice, mix, speak
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "audio_fixtures"

@@ -10,15 +10,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from assistant.audio import from_samples
-from assistant.bench.audio import Voice
-from assistant.bench.real import real_crowd
 from assistant.grammar import Grammar
-from assistant.hall.check import check_recording
-from assistant.hall.long import game_script
-from assistant.hall.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
 from assistant.messages import Ball, Severity
 from assistant.script import parse_plan, parse_script
 from assistant.settings import load_settings
+from lab.bench.audio import Voice
+from lab.bench.real import real_crowd
+from lab.scenarios.check import check_recording
+from lab.scenarios.long import game_script
+from lab.scenarios.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
 
 VOICES = (
     TUNING_VOICES,

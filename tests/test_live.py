@@ -23,10 +23,10 @@ from rigs import HISS, LATE_REPEAT, virtual_hall
 
 from assistant.audio import read_wav, write_wav
 from assistant.grammar import Grammar
-from assistant.hall.devices import Device, EchoPath, VirtualHall
-from assistant.hall.render import TUNING_VOICES, render
 from assistant.script import read_script
 from assistant.settings import ROOT
+from lab.scenarios.devices import Device, EchoPath, VirtualHall
+from lab.scenarios.render import TUNING_VOICES, render
 
 pytestmark = pytest.mark.slow
 

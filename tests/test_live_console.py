@@ -28,12 +28,12 @@ from rigs import HISS, LATE_REPEAT, chromium, virtual_hall
 
 from assistant.audio import read_wav
 from assistant.grammar import Grammar
-from assistant.hall.devices import Device, EchoPath, VirtualHall
-from assistant.hall.render import TUNING_VOICES, render
 from assistant.messages import BoardKey, Role, Utterance
 from assistant.script import read_script
 from assistant.settings import ROOT
 from assistant.store import Store
+from lab.scenarios.devices import Device, EchoPath, VirtualHall
+from lab.scenarios.render import TUNING_VOICES, render
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import pytest
 from recorded import recordings_grammar
 
 from assistant.audio import chunks
-from assistant.bench import hallset, neural_voices
 from assistant.engines import make_recognizer
+from lab.bench import hallset, neural_voices
 
 pytest.importorskip("piper")
 pytest.importorskip("hibari")
@@ -43,14 +43,14 @@ def test_a_bad_neural_voice_is_one_clear_error() -> None:
 
 
 def test_no_training_or_tuning_set_holds_a_held_out_voice() -> None:
-    from assistant import hallmodel
+    from lab import head_data
 
     kinds = {v.partition(":")[0] for v in hallset.HELD_OUT_NEURAL}
     assert kinds == set(neural_voices.KINDS)
     for name, voices in hallset.SETS.items():
         if not name.startswith("held-out"):
             assert not {v.partition(":")[0] for v in voices} & kinds, name
-    train, valid = hallmodel.training_voices(hallmodel.SEED)
-    neural_train, neural_valid = hallmodel.kokoro_voices(hallmodel.SEED)
+    train, valid = head_data.training_voices(head_data.SEED)
+    neural_train, neural_valid = head_data.kokoro_voices(head_data.SEED)
     every = [*train, *valid, *neural_train, *neural_valid]
     assert not any(v.partition(":")[0] in kinds for v in every)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.hall.scenarios import prompts_beyond
 from assistant.messages import Prompt
 from assistant.rules import RulePack
 from assistant.settings import ROOT
+from lab.scenarios.scenarios import prompts_beyond
 
 OPENING = """@game type=regular last_ball_required=no
 0:00 caller: last ball called is not required

@@ -1,12 +1,12 @@
 """Several halls at once on one real PostgreSQL server, and the server killed mid-game (the short version of
-`python -m assistant.bench store-load`; its speed figures are the benchmark's, not asserted here)."""
+`python -m lab.bench store-load`; its speed figures are the benchmark's, not asserted here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.bench.storeload import fault_run, fault_summary, load_run, table
 from assistant.store.cluster import Cluster
+from lab.bench.storeload import fault_run, fault_summary, load_run, table
 
 HALLS = 8
 

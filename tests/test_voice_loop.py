@@ -21,8 +21,8 @@ from assistant.messages import Ball, GamePlan, GameStart, Prompt, Role, Utteranc
 from assistant.procedure import Procedure, ProcedureSettings, RulePack
 from assistant.questions import answer
 from assistant.script import parse_script
-from assistant.settings import REAL_AUDIO
 from assistant.speaker import Pyttsx3Voice, TimelineSpeaker, VoiceSettings
+from lab import REAL_AUDIO
 
 REAL = REAL_AUDIO
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,7 +156,7 @@ def test_gate_filter_silences_the_echo_of_our_voice_and_keeps_the_caller_talking
     The echo alone is silenced; the caller's words are kept, and what is heard of them is unsure. Kept is
     measured in the caller's voice, not in frames: the gate knows only how loud our voice was over the last
     half second, so a quiet frame of the caller's in the trough of an echo can go with it."""
-    from assistant.hall.devices import EchoPath
+    from lab.scenarios.devices import EchoPath
 
     played = fresh_voice.render("Say it again: B seven. Say it again: B seven.", VOICE)
     ours = np.asarray(

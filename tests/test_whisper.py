@@ -13,7 +13,6 @@ import pytest
 from recorded import recordings_grammar, script_lines
 
 from assistant.audio import chunks, read_wav
-from assistant.bench.audio import Voice, speak, trim
 from assistant.endpoint import HALL_CUTTING, EndpointSettings
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
@@ -35,7 +34,8 @@ from assistant.engines.whisper_model import (
 )
 from assistant.grammar import Grammar
 from assistant.messages import Ball
-from assistant.settings import REAL_AUDIO
+from lab import REAL_AUDIO
+from lab.bench.audio import Voice, speak, trim
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "audio_fixtures"
@@ -471,7 +471,7 @@ def test_the_call_confidence_model_is_read_checked_and_monotone(tmp_path: Path) 
     model = _calibration(CALIBRATION)
     assert model is not None, "the fitted call confidence is committed"
     made = json.loads(CALIBRATION.read_text())
-    assert made["trained_on"]["data_sha256"] and made["trained_on"]["command"].startswith("python -m assistant.train")
+    assert made["trained_on"]["data_sha256"] and made["trained_on"]["command"].startswith("python -m lab.train")
     sure = 0.9
     low = model.confidence([0.5, 0.5, 1.0, -2.0, 0.5, 0.0, 5.0], sure)
     high = model.confidence([1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0], sure)
@@ -489,7 +489,7 @@ def test_the_call_confidence_model_is_read_checked_and_monotone(tmp_path: Path) 
 
 
 def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path) -> None:
-    from assistant.train import fit, threshold
+    from lab.train import fit, threshold
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(400, 2))
@@ -511,9 +511,9 @@ def test_a_card_number_written_as_one_numeral_is_read_digit_by_digit(recognizer:
 
 
 def test_fits_are_read_side_by_side_on_a_dump(tmp_path: Path) -> None:
-    """`python -m assistant.train evaluate DUMP FIT...`: sure and right / sure and wrong per condition, for each fit."""
+    """`python -m lab.train evaluate DUMP FIT...`: sure and right / sure and wrong per condition, for each fit."""
     from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES
-    from assistant.train import evaluate
+    from lab.train import evaluate
 
     sure = [1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0]  # posterior, likeness, ... of a clear hearing
     doubtful = [0.3, 0.2, 3.0, -4.0, 0.0, 0.0, 9.0]

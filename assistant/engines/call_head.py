@@ -3,11 +3,11 @@ utterance is, or that it is none of them (the hall model, docs/hall-model.md).
 
 The encoder runs once per utterance for the constrained decoder anyway; the head reads the same states (the
 first `frames` of them, averaged in pairs), so it costs a few milliseconds for three members. It is trained here
-(`python -m assistant.train head`, torch) on voices and babble never used to judge it, and shipped as a few
+(`python -m lab.train head`, torch) on voices and babble never used to judge it, and shipped as a few
 hundred kilobytes of numpy arrays per member (`call_head.npz`) with the sha256 of what made them; inference is
 numpy alone.
 
-Layout, the same in training (`assistant.hallmodel.Head`) and here:
+Layout, the same in training (`lab.head_data.Head`) and here:
   x (T, 512) -> gelu(x W1 + b1) (T, H) -> two convolutions of width 5 (the second dilated by 2), gelu, residual
   -> attention pooling and max pooling over the utterance's frames -> logits over 76 labels (0: no call).
 """

@@ -10,7 +10,7 @@ the same call when there was one. One place decides:
   probability;
 - the probability that this ball is what was said comes from a logistic model over what made the choice (its
   share, each listener's word on it, whether they agree, the length, whether more words could make another ball),
-  fitted on human voices (`python -m assistant.train decision`), never on the voices it is reported on;
+  fitted on human voices (`python -m lab.train decision`), never on the voices it is reported on;
 - the hearing is sure from one operating point (`sure_at`), chosen on the fit's own data so that at most one sure
   hearing in a thousand is wrong there.
 
@@ -31,7 +31,7 @@ import numpy as np
 from .base import EngineError
 
 DECISION = Path(__file__).with_name("call_decision.json")
-"""The fitted decision (`python -m assistant.train decision`), committed with what made it."""
+"""The fitted decision (`python -m lab.train decision`), committed with what made it."""
 FLOOR = 1e-3
 """The least share a listener gives any ball: one listener's silence about a ball is a doubt, not a veto."""
 BALLS = 75
@@ -196,4 +196,4 @@ def read_logistic(path: Path, names: Sequence[str], what: str, remake: str, kind
 @functools.cache
 def load(path: Path = DECISION) -> Decision | None:
     """The fitted decision at `path`; None when there is none; a one-line error when it does not fit FEATURES."""
-    return read_logistic(path, FEATURES, "the hearing decision", "python -m assistant.bench.decision", Decision)
+    return read_logistic(path, FEATURES, "the hearing decision", "python -m lab.bench.decision", Decision)

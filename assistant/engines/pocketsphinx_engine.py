@@ -23,9 +23,10 @@ import numpy as np
 from ..audio import RATE, AudioChunk
 from ..endpoint import Endpointer, EndpointSettings
 from ..grammar import Grammar
+from ..settings import ROOT
 from .base import EngineError, Heard, WordTiming, stirring
 
-EXTRA_DICT = Path(__file__).resolve().parent.parent.parent / "grammars" / "extra.dict"
+EXTRA_DICT = ROOT / "grammars" / "extra.dict"
 PAUSE = "pause_"
 """A dictionary word made of silence: with fillers off, the grammar places the pauses itself."""
 SINGLE_ITEM = f"public <utterance> = [<pause>] <item> [<pause>]; <pause> = {PAUSE} [{PAUSE}];"

@@ -74,10 +74,10 @@ CALL_FEATURES = (
 )
 """What a call's confidence is made of (Reading.features, in this order)."""
 ADAPTER = Path(__file__).with_name("decoder_adapter.npz")
-"""The decoder adapter trained here (`python -m assistant.train decoder`), committed with what made it; the hall
+"""The decoder adapter trained here (`python -m lab.train decoder`), committed with what made it; the hall
 engine's unless told otherwise (`WhisperSettings.adapter`)."""
 CALIBRATION = Path(__file__).with_name("call_confidence.json")
-"""The call confidence fitted here (`python -m assistant.train confidence`), committed with what made it."""
+"""The call confidence fitted here (`python -m lab.train confidence`), committed with what made it."""
 _DIGIT_BY_DIGIT = re.compile(r"\b([bingo])[\s-]+(\d)[\s-]+(\d)\b", re.IGNORECASE)
 
 
@@ -136,7 +136,7 @@ class WhisperSettings:
     Espeak en-029's "N thirty one" heard "n forty one" gave N 31 0.10-0.12; on the validation voices'
     dumps 1-2 % of the sure call hearings have such a ball (20 % from 0.02: the head spreads thinly over many)."""
     adapter: str = ""
-    """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m assistant.train decoder`)
+    """A decoder adapter (low-rank updates of Whisper's decoder trained here, `python -m lab.train decoder`)
     merged into a second decoder that reads calls only (what the head hears as no call, and what it does not read
     as a call, is Whisper's own decoder's reading): its file, "none" for Whisper's own decoder
     alone, or "" (the default) for the committed one (`ADAPTER`) in the hall engine and none in the zero-shot
@@ -334,7 +334,7 @@ def _adapted(loaded: _Loaded, adapter: Path, strength: float = 1.0) -> WhisperDe
             deltas = {key: found[key] for key in found.files if key != "meta"}
     except FileNotFoundError:
         raise EngineError(
-            f"the decoder adapter {adapter} is missing: remake it with python -m assistant.train decoder"
+            f"the decoder adapter {adapter} is missing: remake it with python -m lab.train decoder"
         ) from None
     except (OSError, ValueError) as exc:
         raise EngineError(f"cannot read the decoder adapter {adapter}: {exc}") from exc
@@ -381,9 +381,7 @@ class Reading:
 @functools.cache
 def _calibration(path: Path) -> decision.Logistic | None:
     """The fitted call confidence at `path` (`CALL_FEATURES`); None when there is none."""
-    return decision.read_logistic(
-        path, CALL_FEATURES, "the call confidence", "python -m assistant.train", decision.Logistic
-    )
+    return decision.read_logistic(path, CALL_FEATURES, "the call confidence", "python -m lab.train", decision.Logistic)
 
 
 @dataclass(frozen=True)
@@ -457,13 +455,11 @@ class WhisperRecognizer:
             if self._head is None or self._decision is None:
                 raise EngineError(
                     f"the fitted decision needs the call head and {decision.DECISION}: "
-                    "remake it with python -m assistant.bench.decision"
+                    "remake it with python -m lab.bench.decision"
                 )
         self.name = "hall" if self.settings.head else "whisper"
         if self.settings.head and self._head is None:
-            raise EngineError(
-                f"the call head {call_head.WEIGHTS} is missing: remake it with python -m assistant.train head"
-            )
+            raise EngineError(f"the call head {call_head.WEIGHTS} is missing: remake it with python -m lab.train head")
         self.on_reading: Callable[[Heard, Reading, Heard], None] | None = None
         """Told of every streamed hearing: as read, what it was read from, and as given out (the second saying
         weighed with the first); the benchmark's dump."""

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..grammar import Grammar
-from ..messages import Ball
-from ..settings import REAL_AUDIO
-from . import audio as gen
+from assistant.grammar import Grammar
+from assistant.messages import Ball
+from lab import REAL_AUDIO
+from lab.bench import audio as gen
 
 RATE = gen.RATE
 LETTERS_SOURCE = "klettres-data"
@@ -105,7 +105,7 @@ def loud_power(samples: np.ndarray) -> float:
 @lru_cache(maxsize=1024)
 def piece(path: Path) -> np.ndarray:
     """A recording trimmed and levelled to LEVEL, float64."""
-    from ..audio import read_wav
+    from assistant.audio import read_wav
 
     samples = trim(read_wav(path).channels[0])
     return np.asarray(samples.astype(np.float64) * LEVEL / max(np.sqrt(loud_power(samples)), 1.0))

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio
-from . import audio as gen
+from assistant import audio
+from lab.bench import audio as gen
 
 VOICES = {"piper": ("joe",), "hibari": ("heart",)}
 KINDS = tuple(VOICES)

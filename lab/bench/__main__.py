@@ -1,4 +1,4 @@
-"""`python -m assistant.bench accuracy [...]`: run the recognition accuracy benchmark and print its table."""
+"""`python -m lab.bench accuracy [...]`: run the recognition accuracy benchmark and print its table."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..engines import ENGINES
-from .accuracy import BABBLES, SNRS, BenchError, Plan, add_option_flag, engine_options, report, run
-from .real import BABBLE_PARTS
+from assistant.engines import ENGINES
+from lab.bench.accuracy import BABBLES, SNRS, BenchError, Plan, add_option_flag, engine_options, report, run
+from lab.bench.real import BABBLE_PARTS
 
 
 def _snrs(text: str) -> tuple[str, ...]:
@@ -52,7 +52,7 @@ def _babble(text: str) -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m assistant.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__)
     sub = parser.add_subparsers(dest="bench", required=True)
     acc = sub.add_parser("accuracy", help="recognition accuracy in babble, chatter and real speech")
     acc.add_argument(
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lab.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     text = report(plan, scores, notes, command)
     print(text)
     if args.out:
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _voice_sets(text: str) -> list[str] | None:
     """The hall set's voice sets named in `--sets`; None (and one line on stderr) when one is unknown."""
-    from . import hallset
+    from lab.bench import hallset
 
     sets = [s for s in text.split(",") if s]
     unknown = [s for s in sets if s not in hallset.SETS]
@@ -210,7 +210,7 @@ def _voice_sets(text: str) -> list[str] | None:
 
 
 def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
-    from . import hallset
+    from lab.bench import hallset
 
     sets = _voice_sets(args.sets)
     if sets is None:
@@ -233,7 +233,7 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
     except (BenchError, hallset.HallSetError) as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lab.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     text = f"{table}\n\n{command}\n"
     print(text)
     if args.out:
@@ -244,8 +244,8 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
 def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
     import dataclasses
 
-    from ..endpoint import HALL_CUTTING, EndpointSettings
-    from . import hallset
+    from assistant.endpoint import HALL_CUTTING, EndpointSettings
+    from lab.bench import hallset
 
     sets = _voice_sets(args.sets)
     if sets is None:
@@ -254,7 +254,7 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.vad:  # the voice-activity models, with the hall cutting's hangover, pre-roll and limits
         import numpy as np
 
-        from . import vad
+        from lab.bench import vad
 
         vads: list[tuple[str, vad.Silero | vad.WebRtc]] = [
             ("silero-vad (p >= 0.5)", vad.Silero()),
@@ -283,14 +283,14 @@ def _cuts(args: argparse.Namespace, argv: list[str] | None) -> int:
     except hallset.HallSetError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lab.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"{table}\n\n{command}\n")
     return 0
 
 
 def _store_load(args: argparse.Namespace, argv: list[str] | None) -> int:
-    from ..store import StoreError
-    from . import storeload
+    from assistant.store import StoreError
+    from lab.bench import storeload
 
     if args.db is not None and ("?" in args.db or not args.db.startswith(("postgresql://", "postgres://"))):
         print(
@@ -303,7 +303,7 @@ def _store_load(args: argparse.Namespace, argv: list[str] | None) -> int:
     except StoreError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    command = "python -m assistant.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lab.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"{text}\n\n{command}")
     return 0
 

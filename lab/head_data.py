@@ -1,4 +1,4 @@
-"""The hall model's data and training: `python -m assistant.train head` (docs/hall-model.md).
+"""The hall model's data and training: `python -m lab.train head` (docs/hall-model.md).
 
 Data, made here: many voices saying every call the ways a caller does (one breath, or the letter, a pause and
 the number), and speech that is no call (the rule's phrases, patter with near misses, a letter or a number
@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from .audio import RATE
-from .bench import audio as gen
-from .bench import hallset, kokoro, real
-from .engines import call_head
-from .grammar import Grammar
-from .messages import Ball
+from assistant.audio import RATE
+from assistant.engines import call_head
+from assistant.grammar import Grammar
+from assistant.messages import Ball
+from lab.bench import audio as gen
+from lab.bench import hallset, kokoro, real
 
 ACCENTS = ("en-us", "en-gb", "en-gb-x-gbclan", "en-gb-x-gbcwmd")
 VARIANTS = (
@@ -193,7 +193,7 @@ def _festival(text: str, voice: str) -> np.ndarray:
             capture_output=True,
             timeout=60,
         )
-        from .audio import read_wav
+        from assistant.audio import read_wav
 
         return gen.trim(read_wav(out).channels[0])
 
@@ -380,7 +380,7 @@ def as_cut(speech: np.ndarray | None, snr: float | None, crowd: gen.Crowd, rng: 
     saying stays with it, as in a hall. The cut that holds `CUT_COVER` of the saying's voiced span; None when no
     cut does (the saying split or missed: `in_babble` makes its example then). Babble alone (`speech` None): the
     first stretch the endpointer opens on it, or None."""
-    from .endpoint import HALL_CUTTING
+    from assistant.endpoint import HALL_CUTTING
 
     lead = int(rng.uniform(*CUT_LEAD) * RATE)
     trail = int(rng.uniform(*CUT_TRAIL) * RATE)
@@ -466,7 +466,7 @@ _ENCODER: Any = None
 def _encoder() -> Any:
     global _ENCODER
     if _ENCODER is None:
-        from .engines import make_recognizer
+        from assistant.engines import make_recognizer
 
         _ENCODER = make_recognizer("whisper", Grammar.load(), None)
     return _ENCODER
@@ -663,7 +663,7 @@ def log_stderr(message: str) -> None:
 # ----- the whole run ------------------------------------------------------------------------------------------
 
 SEED = 2026
-"""The seed the committed head was made with (`python -m assistant.train head --seed`): its data, and its first
+"""The seed the committed head was made with (`python -m lab.train head --seed`): its data, and its first
 member's training (member k is trained with SEED + k)."""
 MEMBERS = 3
 """Heads averaged in the committed head (`--members`): one alone is sure of a wrong ones digit more often."""

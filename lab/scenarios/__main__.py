@@ -1,18 +1,18 @@
-"""python -m assistant.hall bench [--quick] | long [--minutes N] [--live]: the hall-audio benchmarks (print tables)."""
+"""python -m lab.scenarios bench [--quick] | long [--minutes N] [--live]: the hall-audio benchmarks (print tables)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..bench.accuracy import BenchError, add_option_flag, check_options
-from ..engines import ENGINES
-from ..settings import load_settings
-from .scenarios import CONDITIONS, DEFAULT_CONDITIONS, QUICK, benchmark, scenario_paths
+from assistant.engines import ENGINES
+from assistant.settings import load_settings
+from lab.bench.accuracy import BenchError, add_option_flag, check_options
+from lab.scenarios.scenarios import CONDITIONS, DEFAULT_CONDITIONS, QUICK, benchmark, scenario_paths
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m assistant.hall", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lab.scenarios", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
     bench = verbs.add_parser("bench", help="the scenario library as hall audio, checked from what is heard")
     bench.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} scenarios (about 2 minutes)")
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--engine", choices=ENGINES, default=None, help="recognizer (default from config)")
     add_option_flag(
         bench,
-        "the recognizer's settings changed, as for `python -m assistant.bench accuracy` "
+        "the recognizer's settings changed, as for `python -m lab.bench accuracy` "
         "(settings.NAME=VALUE, endpoint.NAME=VALUE; repeatable)",
     )
     long = verbs.add_parser("long", help="an occasion of several games, 30 minutes or more, checked from audio")
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             options=tuple(args.option),
         )
         return 0
-    from .long import long_benchmark, long_live
+    from lab.scenarios.long import long_benchmark, long_live
 
     snr = None if args.clean else args.snr
     if args.live:

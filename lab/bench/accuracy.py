@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from ..engines import ENGINES, WHISPER_ENGINES
-from ..grammar import Grammar
-from ..messages import Ball
-from . import audio as gen
-from . import real
-from .score import (
+from assistant.engines import ENGINES, WHISPER_ENGINES
+from assistant.grammar import Grammar
+from assistant.messages import Ball
+from lab.bench import audio as gen
+from lab.bench import real
+from lab.bench.score import (
     COLUMNS,
     Hearing,
     JobResult,
@@ -267,14 +267,14 @@ def build_audio(plan: Plan, grammar: Grammar, workdir: Path) -> dict[str, list[S
 def option_groups(engine: str) -> dict[str, Any]:
     """The settings an engine takes, by --option group, as the engine has them by default (the Whisper engines
     cut with `HALL_CUTTING`): an option changes a field of these."""
-    from ..endpoint import HALL_CUTTING, EndpointSettings
+    from assistant.endpoint import HALL_CUTTING, EndpointSettings
 
     if engine in WHISPER_ENGINES:
-        from ..engines.whisper_engine import WhisperSettings
+        from assistant.engines.whisper_engine import WhisperSettings
 
         return {"settings": WhisperSettings(), "endpoint": HALL_CUTTING}
     if engine == "pocketsphinx":
-        from ..engines.pocketsphinx_engine import PocketsphinxSettings
+        from assistant.engines.pocketsphinx_engine import PocketsphinxSettings
 
         return {"settings": PocketsphinxSettings(), "endpoint": EndpointSettings()}
     return {"endpoint": EndpointSettings()}
@@ -344,7 +344,7 @@ def check_options(engines: Sequence[str], options: Iterable[tuple[str, Any]]) ->
 
 
 def build_recognizer(engine: str, grammar: Grammar, model: Path | None, options: dict[str, Any]) -> Any:
-    from ..engines import make_recognizer
+    from assistant.engines import make_recognizer
 
     return make_recognizer(engine, grammar, model, **options)
 
@@ -396,7 +396,7 @@ class _Feed:
         self.handed = time.process_time()
 
     def __iter__(self) -> Iterator[Any]:
-        from ..audio import chunks
+        from assistant.audio import chunks
 
         for chunk in chunks(self.samples, CHUNK_SECONDS):
             self.position = chunk.end
@@ -491,7 +491,7 @@ def measure_real_sets(
     engine: str, model: Path | None, options: dict[str, Any], cond: Condition, seed: int
 ) -> dict[str, tuple[int, int]]:
     """Real speech decoded with a digits-only, number-only or yes/no step: (right, total) per set."""
-    from ..audio import read_wav
+    from assistant.audio import read_wav
 
     sets = real.real_sets()
     if not sets:

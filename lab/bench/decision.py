@@ -2,22 +2,22 @@
 
 The dumps (each hearing's evidence: the decoder's own reading and the call head's posterior, `hallset._dump`):
 
-    python -m assistant.bench hall --sets human-fit --snr clean,20,10 --calls 29 --seed 11 --continuous-only \
+    python -m lab.bench hall --sets human-fit --snr clean,20,10 --calls 29 --seed 11 --continuous-only \
         --babble train --dump fit-human.jsonl
-    python -m assistant.bench hall --sets head-validation --snr clean,20,10 --calls 16 --seed 11 \
+    python -m lab.bench hall --sets head-validation --snr clean,20,10 --calls 16 --seed 11 \
         --continuous-only --babble train --dump fit-head-validation.jsonl
-    python -m assistant.bench hall --sets train,neural-validation --snr 20,10,5 --calls 20 --seed 13 \
+    python -m lab.bench hall --sets train,neural-validation --snr 20,10,5 --calls 20 --seed 13 \
         --continuous-only --babble train --dump fit-noisy.jsonl
-    python -m assistant.bench hall --sets human-held-out --snr clean,20,10,5 --calls 50 --continuous-only \
+    python -m lab.bench hall --sets human-held-out --snr clean,20,10,5 --calls 50 --continuous-only \
         --babble test --dump heldout-human.jsonl
-    python -m assistant.bench hall --sets held-out --snr clean,20,10 --calls 25 --babble test \
+    python -m lab.bench hall --sets held-out --snr clean,20,10 --calls 25 --babble test \
         --dump heldout-flite.jsonl
-    python -m assistant.bench hall --sets held-out-neural --snr clean,20,10 --calls 25 --continuous-only \
+    python -m lab.bench hall --sets held-out-neural --snr clean,20,10 --calls 25 --continuous-only \
         --babble test --dump heldout-neural.jsonl
 
 then
 
-    python -m assistant.bench.decision --fit fit-human.jsonl fit-head-validation.jsonl fit-noisy.jsonl \
+    python -m lab.bench.decision --fit fit-human.jsonl fit-head-validation.jsonl fit-noisy.jsonl \
         --report heldout-human.jsonl heldout-flite.jsonl heldout-neural.jsonl \
         --out assistant/engines/call_decision.json
 
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engines import decision
-from ..train import fit as logistic
-from ..train import threshold
+from assistant.engines import decision
+from lab.train import fit as logistic
+from lab.train import threshold
 
 SURE_WRONG = 0.001
 """Sure and wrong allowed on the fit data where the operating point is chosen: one hearing in a thousand."""
@@ -190,7 +190,7 @@ def reliability(rows: Sequence[dict[str, Any]], model: decision.Decision) -> str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m assistant.bench.decision", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lab.bench.decision", description=__doc__.split("\n\n")[0])
     parser.add_argument("--fit", type=Path, nargs="+", required=True, help="the dumps the decision is fitted on")
     parser.add_argument("--report", type=Path, nargs="*", default=[], help="dumps the table reports on")
     parser.add_argument("--out", type=Path, default=None, help="write the fitted decision here (JSON)")
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"decision: {exc}", file=sys.stderr)
         return 2
     data, line = fitted(rows)
-    command = "python -m assistant.bench.decision " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    command = "python -m lab.bench.decision " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     data["fitted_on"] = {
         "hearings": len(rows),
         "data_sha256": hashlib.sha256(b"".join(path.read_bytes() for path in args.fit)).hexdigest(),

@@ -27,16 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..audio import FileSource
-from ..grammar import Grammar
-from ..messages import Ball, Input, OccasionRecord, Severity
-from ..progress import Progress, rss_mb, with_progress
-from ..script import parse_plan, parse_script
-from ..settings import ROOT, Settings, load_settings
-from ..store import Store, occasion_record
-from .check import check_chunks, check_script
-from .devices import Device, VirtualHall
-from .render import TUNING_VOICES, HallVoices, in_babble, render
+from assistant.audio import FileSource
+from assistant.grammar import Grammar
+from assistant.messages import Ball, Input, OccasionRecord, Severity
+from assistant.progress import Progress, rss_mb, with_progress
+from assistant.script import parse_plan, parse_script
+from assistant.settings import ROOT, Settings, load_settings
+from assistant.store import Store, occasion_record
+from lab.scenarios.check import check_chunks, check_script
+from lab.scenarios.devices import Device, VirtualHall
+from lab.scenarios.render import TUNING_VOICES, HallVoices, in_babble, render
 
 BALL_SECONDS = 12.0
 """A ball every 12 s, its second saying 3 s later (the pace the scenario library is written at)."""

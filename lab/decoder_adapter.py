@@ -1,4 +1,4 @@
-"""Whisper's decoder adapted to calls in a hall: `python -m assistant.train decoder` (docs/hall-model.md).
+"""Whisper's decoder adapted to calls in a hall: `python -m lab.train decoder` (docs/hall-model.md).
 
 Low-rank updates (LoRA) of the decoder's dense weights, trained here with torch on the CPU, over Whisper's frozen
 encoder: each example is encoded once, as the engine encodes an utterance (10 s window, the noise floor), and
@@ -8,7 +8,7 @@ one of the prompts the engine gives at a step, so that what the constrained sear
 is the same decoder the training saw. The updates are merged into the numpy decoder once at load
 (`WhisperDecoder.adapted`); the engine's arithmetic is unchanged.
 
-The examples are the call head's (`hallmodel`: its voices, split by speaker, its halls, its babble halves), each
+The examples are the call head's (`head_data`: its voices, split by speaker, its halls, its babble halves), each
 saying either put in babble as an endpointer cuts it or in seconds of continuous babble cut by the hall's own
 endpointer, babble it joined included: a voice's calls and other speech, its sayings of the rule (claims and cards
 as often as the rest) and its calls naming no ball, written as said (three sets, `plan`).
@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from . import hallmodel
-from .audio import RATE
-from .bench import audio as gen
-from .bench import hallset, real
-from .engines.whisper_decoder import ADAPTABLE, WhisperDecoder
-from .engines.whisper_engine import ADAPTER
-from .grammar import Grammar
-from .messages import Ball, Role
+from assistant.audio import RATE
+from assistant.engines.whisper_decoder import ADAPTABLE, WhisperDecoder
+from assistant.engines.whisper_engine import ADAPTER
+from assistant.grammar import Grammar
+from assistant.messages import Ball, Role
+from lab import head_data
+from lab.bench import audio as gen
+from lab.bench import hallset, real
 
-SEED = hallmodel.SEED + 20
+SEED = head_data.SEED + 20
 """The seed of the adapter's data and training (the call head's data uses SEED .. SEED + 5)."""
 CALLS_PER_VOICE = 12
 OTHERS_PER_VOICE = 4
@@ -97,9 +97,9 @@ Saying = Callable[[], tuple[np.ndarray, str, int, str]] | None
 def examples(voice: str, index: int, seed: int, grammar: Grammar, calls: int, others: int) -> Iterator[Said]:
     """`calls` balls said by `voice` (the voices take turns through the 75), `others` sayings that are no call
     and a stretch of babble alone per four of them, each through its own hall, in the train half of the babble."""
-    sentences = hallmodel.phrases(grammar)
+    sentences = head_data.phrases(grammar)
     rng = random.Random(f"{seed}:{voice}:decoder")
-    sayer = hallmodel.Sayer(voice, grammar)
+    sayer = head_data.Sayer(voice, grammar)
     pool = sayer.balls()
 
     def call(label: int) -> Saying:
@@ -127,7 +127,7 @@ def card_words(grammar: Grammar, cards: Sequence[str], rng: random.Random) -> st
 
 def sayings(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Said]:
     """`count` sayings of the rule that are no call in `voice` (`SAID_PER_VOICE`), each through its own hall."""
-    sentences = hallmodel.phrases(grammar)
+    sentences = head_data.phrases(grammar)
     claims = [w for w, _ in grammar.samples("bingo")]
     cards = [w for w, _ in itertools.islice(grammar.samples("card"), 400)]
     rng = random.Random(f"{seed}:{voice}:said")
@@ -139,14 +139,14 @@ def sayings(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Sai
             words = card_words(grammar, cards, rng)
         else:
             words = rng.choice(sentences)
-        return hallset._level(hallmodel.say(words, voice)), words, 0, "phrase"
+        return hallset._level(head_data.say(words, voice)), words, 0, "phrase"
 
     yield from _in_hall([functools.partial(saying, j) for j in range(count)], _crowds(seed), rng)
 
 
 def misnamed(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Said]:
     """`count` calls naming no ball in `voice` (`MISNAMED_PER_VOICE`), written as said, each through its own hall."""
-    sayer = hallmodel.Sayer(voice, grammar)
+    sayer = head_data.Sayer(voice, grammar)
     rng = random.Random(f"{seed}:{voice}:misnamed")
 
     def saying() -> tuple[np.ndarray, str, int, str]:
@@ -157,20 +157,20 @@ def misnamed(voice: str, seed: int, grammar: Grammar, count: int) -> Iterator[Sa
 
 
 def _in_hall(items: Sequence[Saying], crowds: list[Any], rng: random.Random) -> Iterator[Said]:
-    """Each saying through its own hall at an SNR of `hallmodel.SNRS`, cut by an endpointer or by the hall's own
+    """Each saying through its own hall at an SNR of `head_data.SNRS`, cut by an endpointer or by the hall's own
     from continuous babble (`CUT_SHARE`)."""
     for make in items:
-        snr = rng.choice(hallmodel.SNRS)
+        snr = rng.choice(head_data.SNRS)
         crowd = rng.choice(crowds)
         cut = rng.random() < CUT_SHARE
         if make is None:
-            alone = hallmodel.as_cut(None, None, crowd, rng) if cut else None
-            yield Said(hallmodel.in_babble(None, None, crowd, rng) if alone is None else alone, "", 0, "babble", None)
+            alone = head_data.as_cut(None, None, crowd, rng) if cut else None
+            yield Said(head_data.in_babble(None, None, crowd, rng) if alone is None else alone, "", 0, "babble", None)
             continue
         clip, words, label, kind = make()
-        heard = hallmodel.through_hall(clip, rng)
-        found = hallmodel.as_cut(heard, snr, crowd, rng) if cut else None
-        yield Said(hallmodel.in_babble(heard, snr, crowd, rng) if found is None else found, words, label, kind, snr)
+        heard = head_data.through_hall(clip, rng)
+        found = head_data.as_cut(heard, snr, crowd, rng) if cut else None
+        yield Said(head_data.in_babble(heard, snr, crowd, rng) if found is None else found, words, label, kind, snr)
 
 
 Job = tuple[str, str, int, int, int, int]
@@ -182,7 +182,7 @@ ball (`misnamed`)."""
 def _job(job: Job) -> dict[str, np.ndarray]:
     what, voice, index, seed, calls, others = job
     grammar = Grammar.load()
-    encoder = hallmodel._encoder()
+    encoder = head_data._encoder()
     if what == "said":
         found = list(sayings(voice, seed, grammar, others))
     elif what == "misnamed":
@@ -206,9 +206,9 @@ def _job(job: Job) -> dict[str, np.ndarray]:
 def plan(seed: int) -> dict[str, list[Job]]:
     """Training: the call head's training voices (espeak, festival, real FSDD, Kokoro); validation: its
     validation voices (other espeak variants, a Kokoro style never trained on). Held-out voices never come here:
-    they are judged through the engine (`python -m assistant.bench hall --sets held-out`)."""
-    train, valid = hallmodel.training_voices(hallmodel.SEED)
-    neural_train, neural_valid = hallmodel.kokoro_voices(hallmodel.SEED)
+    they are judged through the engine (`python -m lab.bench hall --sets held-out`)."""
+    train, valid = head_data.training_voices(head_data.SEED)
+    neural_train, neural_valid = head_data.kokoro_voices(head_data.SEED)
     speaking = [v for v in train + neural_train if not v.startswith("real:")]
     return {
         "train": [
@@ -233,7 +233,7 @@ def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> d
                 made[name] = {k: data[k] for k in data.files}
             continue
         log(f"making the decoder's {name} set: {len(jobs)} voices")
-        made[name] = hallmodel.dataset(jobs, workers, log, path, work=_job)
+        made[name] = head_data.dataset(jobs, workers, log, path, work=_job)
     return made
 
 
@@ -243,7 +243,7 @@ def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> d
 def prompts(recognizer: Any) -> list[tuple[int, ...]]:
     """The prompts the engine gives (`WhisperRecognizer._prompt`), each as often as its step is heard: the
     calling step most, then a caller's and a floor's channel, the claim, the closing, before the first ball."""
-    from .pipeline import role_intents
+    from assistant.pipeline import role_intents
 
     grammar = recognizer.grammar
     found: list[tuple[int, ...]] = []
@@ -445,13 +445,13 @@ def fit(
 
 
 WEIGHTS = ADAPTER
-"""Where `python -m assistant.train decoder` writes the adapter by default."""
+"""Where `python -m lab.train decoder` writes the adapter by default."""
 
 
 def run(seed: int, epochs: int, workers: int, folder: Path, out: Path, command: str, log: Callable[[str], None]) -> str:
     """Make (or reuse from `folder`) the sets, train the updates, write them to `out` with what made them; a table
     of the validation before and after each epoch."""
-    from .engines import make_recognizer
+    from assistant.engines import make_recognizer
 
     began = time.monotonic()
     made = sets(seed, folder, workers, log)
@@ -463,14 +463,14 @@ def run(seed: int, epochs: int, workers: int, folder: Path, out: Path, command: 
         "alpha": ALPHA,
         "epochs": epochs,
         "command": command,
-        "weights_sha256": hallmodel.sha256_of(deltas),
+        "weights_sha256": head_data.sha256_of(deltas),
         "data": {
             name: {"examples": len(s["label"]), "voices": len(set(s["voice"].tolist()))} for name, s in made.items()
         },
         "validation": judged,
         "minutes": round((time.monotonic() - began) / 60, 1),
     }
-    hallmodel.save(out, deltas, meta)
+    head_data.save(out, deltas, meta)
     rows = [
         "| after epoch | validation loss | calls written whole % | other sayings written whole % |",
         "|---|---|---|---|",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..audio import RATE
-from ..bench.audio import Crowd, Voice, add_babble, mix, speak
-from ..messages import BoardKey, GameStart, Input, Role, SessionEnd, Tick, Utterance, time_of
+from assistant.audio import RATE
+from assistant.messages import BoardKey, GameStart, Input, Role, SessionEnd, Tick, Utterance, time_of
+from lab.bench.audio import Crowd, Voice, add_babble, mix, speak
 
 CALLER, FLOOR = 0, 1
 """Channel indexes: left is the caller's microphone, right the floor's."""

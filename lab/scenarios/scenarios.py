@@ -19,17 +19,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..audio import from_samples
-from ..bench.accuracy import engine_options
-from ..bench.real import real_crowd
-from ..engines.base import Recognizer
-from ..grammar import Grammar
-from ..messages import Finding, GamePlan, Input, OccasionRecord, Prompt, Severity, Utterance
-from ..rules import RulePack
-from ..script import parse_plan, read_script
-from ..settings import ROOT, Settings, load_settings, override
-from .check import check_recording, check_script, make_recognizers
-from .render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
+from assistant.audio import from_samples
+from assistant.engines.base import Recognizer
+from assistant.grammar import Grammar
+from assistant.messages import Finding, GamePlan, Input, OccasionRecord, Prompt, Severity, Utterance
+from assistant.rules import RulePack
+from assistant.script import parse_plan, read_script
+from assistant.settings import ROOT, Settings, load_settings, override
+from lab.bench.accuracy import engine_options
+from lab.bench.real import real_crowd
+from lab.scenarios.check import check_recording, check_script, make_recognizers
+from lab.scenarios.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
 
 SCENARIO_DIR = ROOT / "tests" / "scenarios"
 QUICK = (
@@ -210,7 +210,7 @@ _WORKER: dict[str, object] = {}
 
 
 Options = tuple[tuple[str, object], ...]
-"""--option pairs, as `python -m assistant.bench` takes them ('settings.head_writes', True)."""
+"""--option pairs, as `python -m lab.bench` takes them ('settings.head_writes', True)."""
 
 
 def _work(task: tuple[str, int, int, str | None, Options]) -> SessionResult:

@@ -1,8 +1,8 @@
-"""Training done here, on this machine, from data made here: `python -m assistant.train confidence | head | decoder`.
+"""Training done here, on this machine, from data made here: `python -m lab.train confidence | head | decoder`.
 
-head: the hall engine's call head over Whisper's frozen encoder (`assistant.hallmodel`, docs/hall-model.md).
+head: the hall engine's call head over Whisper's frozen encoder (`lab.head_data`, docs/hall-model.md).
 
-decoder: low-rank updates of Whisper's decoder for calls in a hall (`assistant.decoder_adapter`).
+decoder: low-rank updates of Whisper's decoder for calls in a hall (`lab.decoder_adapter`).
 
 confidence: the call confidence of the Whisper engine, a logistic model over what a hearing is read from (the
 N-best share of the ball, how alike the free sentence is, how far the free sentence beats the grammar's, the
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from . import decoder_adapter, hallmodel
-from .engines.whisper_engine import CALIBRATION, CALL_FEATURES
+from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES
+from lab import decoder_adapter, head_data
 
 SURE_WRONG = 0.002
 """The share of call hearings allowed to be sure and wrong on the training data when the threshold is chosen (the
@@ -37,7 +37,7 @@ target on held-out voices is 0.3 % of calls, so the fit aims lower)."""
 def rows(path: Path, voices: str = "train") -> list[dict[str, Any]]:
     """The dump's hearings of the training voices (`hallset.SETS[voices]`) that were read as one call (the only ones
     the call confidence judges)."""
-    from .bench.hallset import SETS
+    from lab.bench.hallset import SETS
 
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -119,7 +119,7 @@ def evaluate(data: Path, models: Sequence[Path]) -> str:
     """Each fit read on a hall-set dump (held-out voices, say): sure and right / sure and wrong of the call hearings
     per condition and layout, and sure calls in the patter. The features do not depend on the fit, so one dump
     serves every fit; a hearing is read on its own, before the two sayings are weighed together."""
-    from .engines.whisper_engine import _calibration
+    from assistant.engines.whisper_engine import _calibration
 
     found = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     conditions = sorted(
@@ -148,7 +148,7 @@ def evaluate(data: Path, models: Sequence[Path]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m assistant.train", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lab.train", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     conf = sub.add_parser("confidence", help="fit the whisper engine's call confidence on the hall set's train voices")
     conf.add_argument("--calls", type=int, default=25, help="balls per voice, each said twice")
@@ -164,11 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf.add_argument("--keep", type=Path, default=None, help="keep the dump made here")
     conf.add_argument("--out", type=Path, default=CALIBRATION)
     ev = sub.add_parser("evaluate", help="read fits of the call confidence on a hall-set dump (sure right / wrong)")
-    ev.add_argument("data", type=Path, help="a dump of python -m assistant.bench hall --dump")
+    ev.add_argument("data", type=Path, help="a dump of python -m lab.bench hall --dump")
     ev.add_argument("models", type=Path, nargs="*", default=[CALIBRATION], help="fits to compare (default: ours)")
     head = sub.add_parser("head", help="train the call head over whisper's frozen encoder (the hall model)")
     head.add_argument(
-        "--seed", type=int, default=hallmodel.SEED, help=f"default: the committed head's ({hallmodel.SEED})"
+        "--seed", type=int, default=head_data.SEED, help=f"default: the committed head's ({head_data.SEED})"
     )
     head.add_argument("--epochs", type=int, default=30)
     head.add_argument("--workers", type=int, default=2, help="processes making and encoding the data")
@@ -190,8 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     head.add_argument(
         "--members",
         type=int,
-        default=hallmodel.MEMBERS,
-        help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {hallmodel.MEMBERS})",
+        default=head_data.MEMBERS,
+        help=f"heads trained with seeds SEED, SEED+1, ... on the same data and averaged (default {head_data.MEMBERS})",
     )
     head.add_argument(
         "--cut",
@@ -220,27 +220,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what == "head" and args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
-    command = "python -m assistant.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lab.train " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.what == "head":
-        from .engines import call_head
+        from assistant.engines import call_head
 
         folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-head-"))
         out = args.out or call_head.WEIGHTS
         if args.curve:
             shares = [float(s) for s in args.curve.split(",")]
             print(
-                hallmodel.curve(args.seed, args.epochs, args.workers, folder, shares, hallmodel.log_stderr, args.kokoro)
+                head_data.curve(args.seed, args.epochs, args.workers, folder, shares, head_data.log_stderr, args.kokoro)
             )
             return 0
         print(
-            hallmodel.run(
+            head_data.run(
                 args.seed,
                 args.epochs,
                 args.workers,
                 folder,
                 out,
                 command,
-                hallmodel.log_stderr,
+                head_data.log_stderr,
                 args.kokoro,
                 args.members,
                 args.cut,
@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.what == "decoder":
         folder = args.data or Path(tempfile.mkdtemp(prefix="bingo-decoder-"))
         print(
-            decoder_adapter.run(args.seed, args.epochs, args.workers, folder, args.out, command, hallmodel.log_stderr)
+            decoder_adapter.run(args.seed, args.epochs, args.workers, folder, args.out, command, head_data.log_stderr)
         )
         print(f"train: the decoder adapter written to {args.out}")
         return 0
@@ -260,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     data = args.data
     if data is None:
-        from .bench import hallset
+        from lab.bench import hallset
 
         data = args.keep or Path(tempfile.mkdtemp(prefix="bingo-train-")) / "train.jsonl"
         data.unlink(missing_ok=True)
@@ -285,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _uncalibrated() -> Any:
-    from .engines.whisper_engine import WhisperSettings
+    from assistant.engines.whisper_engine import WhisperSettings
 
     return WhisperSettings(calibrated=False)
 

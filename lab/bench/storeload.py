@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..messages import Ball, BoardKey, CallMade, Input, Meaning, Output, Prompt, Role, Utterance
-from ..store import Journal, RecordLocation, Store, chain, encode_message
-from ..store.cluster import Cluster
-from ..store.codec import canonical, plain
-from ..store.replica import Replica
+from assistant.messages import Ball, BoardKey, CallMade, Input, Meaning, Output, Prompt, Role, Utterance
+from assistant.store import Journal, RecordLocation, Store, chain, encode_message
+from assistant.store.cluster import Cluster
+from assistant.store.codec import canonical, plain
+from assistant.store.replica import Replica
 
 
 @dataclass

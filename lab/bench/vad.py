@@ -1,4 +1,4 @@
-"""Voice-activity models as cutting candidates for `python -m assistant.bench cuts`: silero-vad (its
+"""Voice-activity models as cutting candidates for `python -m lab.bench cuts`: silero-vad (its
 ONNX model from the `silero-vad` wheel, run by onnxruntime) and WebRTC's VAD (`webrtcvad-wheels`), each cutting
 utterances the way the endpointer does (open on speech, close after a hangover of non-speech, a pre-roll, short
 blips dropped, an 8 s limit), so the table compares what tells speech from the hall, not the bookkeeping.
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..endpoint import HALL_CUTTING
+from assistant.endpoint import HALL_CUTTING
 
 RATE = 16000
 

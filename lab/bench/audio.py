@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import audio
-from ..messages import Ball
+from assistant import audio
+from assistant.messages import Ball
 
 RATE = audio.RATE
 ESPEAK_RATE = 22050

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..audio import AudioChunk, Recording
-from ..engines.base import Recognizer
-from ..grammar import Grammar
-from ..messages import BoardKey, GamePlan, Input, OccasionRecord, Output, Prompt, SessionEnd, end_of
-from ..pipeline import (
+from assistant.audio import AudioChunk, Recording
+from assistant.engines.base import Recognizer
+from assistant.grammar import Grammar
+from assistant.messages import BoardKey, GamePlan, Input, OccasionRecord, Output, Prompt, SessionEnd, end_of
+from assistant.pipeline import (
     CHANNEL_ROLES,
     Session,
     inputs_from_recording,
@@ -26,7 +26,7 @@ from ..pipeline import (
     role_intents,
     step_follower,
 )
-from ..settings import Settings
+from assistant.settings import Settings
 
 make_recognizers = recognizers_for
 """One recognizer per channel (caller, floor), each limited to its roles' intents."""

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio
-from . import audio as gen
+from assistant import audio
+from lab.bench import audio as gen
 
 STYLES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
 ACCENTS = ("en-us", "en-gb")

@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import audio
-from ..grammar import Grammar
-from ..messages import Ball
-from . import audio as gen
-from . import neural_voices, real
+from assistant import audio
+from assistant.grammar import Grammar
+from assistant.messages import Ball
+from lab.bench import audio as gen
+from lab.bench import neural_voices, real
 
 RATE = audio.RATE
 HELD_OUT = ("flite:awb", "flite:rms", "flite:slt", "flite:kal16")
@@ -75,7 +75,7 @@ TRAIN = (
     "espeak:en-gb-x-gbcwmd+m7@150",
     "espeak:en-us+m3@185",
 )
-"""Voices the call confidence is fitted on (`python -m assistant.train confidence`): espeak only, none of the
+"""Voices the call confidence is fitted on (`python -m lab.train confidence`): espeak only, none of the
 held-out flite voices, none of the scenario benchmark's held-out espeak voices. Not en-029: its "thirty" is heard
 "forty" in every measure at once (N-best 0.99, the free sentence "N forty-three."): no confidence can learn that,
 and it taught the fit to trust nothing."""
@@ -89,7 +89,7 @@ TRAIN_WIDER = (
 )
 """Ten voices: the fit made on them heard more held-out calls sure with no more sure and wrong on the hall set, but
 gave a false B(8) in the scenario library (a held-out floor voice's "G fifty" sure as "n forty three"): measured,
-not adopted (docs/bench-accuracy.md). `python -m assistant.train confidence --voices train-wider` remakes it."""
+not adopted (docs/bench-accuracy.md). `python -m lab.train confidence --voices train-wider` remakes it."""
 HEAD_VALIDATION = (
     "espeak:en-us+m2@160",
     "espeak:en-gb+f2@175",
@@ -97,7 +97,7 @@ HEAD_VALIDATION = (
     "espeak:en-gb-x-gbcwmd+linda@170",
     "espeak:en-us+victor@185",
 )
-"""espeak variants the call head never trained on (`hallmodel.VALIDATION_VARIANTS`): where the hall engine's
+"""espeak variants the call head never trained on (`head_data.VALIDATION_VARIANTS`): where the hall engine's
 thresholds are chosen, never on the held-out voices."""
 NEURAL_VALIDATION = (
     "kokoro:en-gb:jf_tebukuro+jm_kumo@0.18~0.98",
@@ -105,7 +105,7 @@ NEURAL_VALIDATION = (
     "kokoro:en-us:jf_tebukuro+jm_kumo@0.26~1.12",
     "kokoro:en-gb:jf_tebukuro+jm_kumo@0.19~1.03",
 )
-"""The call head's validation Kokoro voices (`hallmodel.kokoro_voices`: the one style it never trained on, a
+"""The call head's validation Kokoro voices (`head_data.kokoro_voices`: the one style it never trained on, a
 little of another blended in): neural voices beside the espeak variants where thresholds are checked. The
 `train` extra installs Kokoro."""
 PATTER = (
@@ -162,7 +162,7 @@ def say(text: str, voice: str) -> np.ndarray:
     if kind == "flite":
         return _flite(text, name)
     if kind == "kokoro":
-        from . import kokoro
+        from lab.bench import kokoro
 
         return kokoro.say(text, name)
     if kind in neural_voices.KINDS:
@@ -475,7 +475,7 @@ def cut(samples: np.ndarray, settings: Any) -> list[tuple[float, float]]:
 def utterances(samples: np.ndarray, settings: Any) -> list[tuple[float, float, np.ndarray]]:
     """Every utterance the endpointer cuts from `samples`: its start, the end of its speech, and the samples a
     streaming engine decodes of it (pre-roll through the hangover)."""
-    from ..endpoint import Endpointer
+    from assistant.endpoint import Endpointer
 
     endpointer = Endpointer(settings)
     out: list[tuple[float, float, np.ndarray]] = []
@@ -581,7 +581,7 @@ def run(
     """Every voice of `sets` saying `calls` balls twice, in each condition, both layouts (`continuous_only`: the
     continuous one alone, no patter); the table (markdown).
     `babble`: the real speakers of the crowd (`real.BABBLE_PARTS`; 'test': none the hall model was trained in)."""
-    from ..engines import make_recognizer
+    from assistant.engines import make_recognizer
 
     grammar = Grammar.load()
     recognizer = make_recognizer(engine, grammar, None, **(options or {}))

@@ -5,7 +5,7 @@ sink is a microphone for `listen` (PortAudio's ALSA host reaches it through the 
 libasound2-plugins) and a loudspeaker for the assistant's voice. PortAudio sees every device by its name
 through an ALSA configuration of our own (ALSA_CONFIG_PATH); nothing of the user's audio set-up is touched.
 The server runs from a folder of its own and stops with `close()`. Used by the live tests and
-`python -m assistant.hall long --live`; Debian's `pulseaudio` and `pulseaudio-utils` (tools/setup.sh).
+`python -m lab.scenarios long --live`; Debian's `pulseaudio` and `pulseaudio-utils` (tools/setup.sh).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..audio import RATE
+from assistant.audio import RATE
 
 ALSA_CONFIG = Path("/usr/share/alsa/alsa.conf")
 
@@ -304,7 +304,7 @@ class EchoPath:
     def __init__(self, delay: float = 0.08, gain_db: float = -8.0, rt60: float = 0.8, seed: int = 0) -> None:
         import random
 
-        from ..bench.hallset import room
+        from lab.bench.hallset import room
 
         response = room(random.Random(seed), rt60) * 10 ** (gain_db / 20)
         self._response = np.concatenate([np.zeros(round(delay * RATE)), response])

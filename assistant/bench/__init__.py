@@ -1,1 +1,0 @@
-"""Benchmarks that print tables: recognition accuracy (`python -m assistant.bench accuracy`)."""

@@ -1,0 +1,1 @@
+"""Benchmarks that print tables: recognition accuracy (`python -m lab.bench accuracy`)."""
