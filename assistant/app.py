@@ -29,12 +29,10 @@ from .audio import (
     read_wav,
 )
 from .engines import EngineError
-from .engines.base import Recognizer
 from .gate import SelfHearingGate
 from .grammar import Grammar, GrammarError
 from .messages import (
     Doubt,
-    GamePlan,
     GameStart,
     Input,
     OccasionRecord,
@@ -42,7 +40,6 @@ from .messages import (
     Prompt,
     Role,
     SessionEnd,
-    StepChanged,
     Tick,
     Utterance,
     end_of,
@@ -52,17 +49,10 @@ from .pipeline import (
     CHANNEL_ROLES,
     UNHEARD_END,
     EventPrinter,
+    Hearing,
     Session,
-    inputs_from_recording,
-    lockstep_inputs,
-    lockstep_utterances,
-    merge_keys,
+    Speech,
     plans_from,
-    program_games,
-    recognizer_from,
-    recognizers_for,
-    role_intents,
-    step_follower,
 )
 from .procedure import RuleError, RulePack, write_diagram
 from .progress import Progress, with_progress
@@ -289,11 +279,12 @@ class _Heard:
     call: bool = False
 
 
-def _speech_of(items: Iterable[Utterance], heard: _Heard) -> Iterator[Utterance]:
+def _speech_of(items: Speech, heard: _Heard) -> Speech:
     """The hearings as they come, noted in `heard`."""
     for item in items:
-        heard.roles.add(item.role)
-        heard.call = heard.call or _calls_a_ball(item)
+        if isinstance(item, Utterance):
+            heard.roles.add(item.role)
+            heard.call = heard.call or _calls_a_ball(item)
         yield item
 
 
@@ -344,14 +335,20 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             shown = not args.quiet and sys.stderr.isatty()
             chunks = with_progress(source, Progress(source.duration)) if shown else source.steps()
             roles = CHANNEL_ROLES[: source.channels]
-            recognizers = recognizers_for(source.channels, settings, grammar)
-            session.sinks.append(step_follower(recognizers, grammar))
+            hearing = Hearing.of(source.channels, settings, grammar)
+            hearing.follow(session)
             heard = _Heard()
-            utterances = _speech_of(lockstep_utterances(chunks, recognizers, grammar), heard)
-            session.run(merge_keys(program_games(utterances, plans_from(args.plan)), keys))
+
+            def ended() -> float:  # a file cut short ends where it was read to
+                return source.now() if source.shortfall() is not None else source.duration
+
+            session.run(
+                hearing.inputs(
+                    chunks, plans_from(args.plan), keys=keys, end=ended, heard=lambda speech: _speech_of(speech, heard)
+                )
+            )
+            end = ended()
             shortfall = source.shortfall()
-            end = source.now() if shortfall is not None else source.duration
-            session.feed(SessionEnd(end))
             if shortfall is not None:
                 missing.append(shortfall)
             missing.extend(
@@ -397,9 +394,9 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         print(f"demo: {wav.name} through {settings.recognizer.engine}, the NM 15.4.7.11 procedure, voice: {mode}")
         session = run.session()
         recording = read_wav(wav)
-        recognizers = recognizers_for(len(recording.channels), settings, grammar)
-        session.sinks.append(step_follower(recognizers, grammar))
-        session.run(inputs_from_recording(recording, recognizers, grammar, plans))
+        hearing = Hearing.of(len(recording.channels), settings, grammar)
+        hearing.follow(session)
+        session.run(hearing.recording(recording, plans))
         run.finish(session, args.prompts_json or out / "demo-prompts.json")
     report_html, report_json = out / "demo-report.html", out / "demo-report.json"
     with Store.open(db, readonly=True) as store:
@@ -418,14 +415,10 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
     recording = read_wav(args.audio, channels=channels_heard(args.audio, args.channels))
     if recording.shortfall is not None:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
-    recognizers = []
-    for role in (Role.CALLER, Role.FLOOR)[: len(recording.channels)]:
-        recognizer = recognizer_from(settings, grammar)
-        recognizer.set_step(role_intents(grammar, role) if len(recording.channels) > 1 else tuple(grammar.intents))
-        recognizers.append(recognizer)
-    from .pipeline import utterances_from_recording
-
-    for utterance in utterances_from_recording(recording, recognizers, grammar):
+    hearing = Hearing.of(len(recording.channels), settings, grammar)
+    if len(recording.channels) == 1:  # one voice on one channel: it may say what any role says
+        hearing.recognizers[0].set_step(tuple(grammar.intents))
+    for utterance in hearing.utterances(recording):
         call = next((str(m.ball) for m in utterance.meanings if m.intent == "call" and m.ball), None)
         if args.json:
             row: dict[str, object] = {
@@ -460,32 +453,39 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         if until is not None:  # nobody listened in between: anything may have been said
             for role in hall.roles:
                 session.feed(Utterance(until, at, role, "", confidence=0.0, uncertain=True))
-        follow = step_follower(hall.recognizers, grammar)
-        session.sinks.append(follow)
-        if until is not None:  # the recognizers listen for the step the record reached
-            follow(StepChanged(until, session.procedure.step, ()))
+        # the recognizers listen for the step the record reached, if any, and follow the procedure from there
+        hall.hearing.follow(session, session.procedure.step if until is not None else None)
         games = session.procedure.occasion.games  # a resumed occasion goes on with its program
         sure_calls = len(games[-1].calls) if games else 0
         doubts = session.procedure.plan_doubts
         if until is not None and games:  # a game may have ended while nobody listened
             doubts = (*doubts, Doubt(until, Role.CALLER, "", UNHEARD_END))
         heard_until: dict[Role, float] = {}
-        inputs = lockstep_inputs(
+        timings = (
+            run.stack.enter_context(open(args.timings, "w", encoding="utf-8"))  # noqa: SIM115
+            if args.timings is not None
+            else None
+        )
+
+        def heard(speech: Speech) -> Speech:  # our own voice's echo made unsure; each verdict's time, if asked
+            doubted: Speech = (gate.doubt(i) if isinstance(i, Utterance) else i for i in speech)
+            return _timed(doubted, hall.now, timings) if timings is not None else doubted
+
+        inputs = hall.hearing.inputs(
             hall.start(gate, at),
-            hall.recognizers,
-            grammar,
+            plans,
             due=lambda: session.procedure.next_due,
             heard_until=heard_until,
+            heard=heard,
+            begun=len(games),
+            calls=sure_calls,
+            doubts=doubts,
         )
-        heard: Iterator[Utterance | Tick] = (gate.doubt(i) if isinstance(i, Utterance) else i for i in inputs)
-        if args.timings is not None:
-            timings = run.stack.enter_context(open(args.timings, "w", encoding="utf-8"))  # noqa: SIM115
-            heard = _timed(heard, hall.now, timings)
         kept = f" in {record}" if record else ""
         print(f"listening: Ctrl-C ends the session (the record is kept{kept})", file=sys.stderr)
         try:
             with suppress(KeyboardInterrupt):
-                session.run(program_games(heard, plans, begun=len(games), calls=sure_calls, doubts=doubts))
+                session.run(inputs)
         finally:
             stopped = hall.now()  # what the devices had given when the session was stopped
             inputs.close()  # the recognizers' threads end
@@ -554,11 +554,7 @@ class _Microphones:
                 sources.append(device(floor, (Role.FLOOR,)))
         self.devices = Devices(sources)
         self.roles = (Role.CALLER, Role.FLOOR)[: self.devices.channels]
-        self.recognizers: list[Recognizer] = []
-        for role in self.roles:
-            recognizer = recognizer_from(settings, grammar)
-            recognizer.set_step(role_intents(grammar, role))
-            self.recognizers.append(recognizer)
+        self.hearing = Hearing.of(self.devices.channels, settings, grammar)
 
     def now(self) -> float:
         """The caller's device clock: seconds it has delivered (stream time)."""
@@ -730,12 +726,12 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
     if recording is None and args.channels is not None:
         raise UsageError("--channels is for recordings (--session FILE)")
-    recognizers = (
-        hall.recognizers
+    hearing = (
+        hall.hearing
         if hall is not None
-        else recognizers_for(len(recording.channels), settings, grammar)
+        else Hearing.of(len(recording.channels), settings, grammar)
         if recording is not None
-        else []
+        else None
     )
 
     def open_session(emit: Callable[[Output], None]) -> Session:
@@ -744,8 +740,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             print(f"record: writing to {run.record_name(args.db)}", file=sys.stderr)
         session = run.session()
         session.sinks.append(emit)
-        if recognizers:  # the recognizers listen for what the procedure expects next, as in `listen` and `check`
-            session.sinks.append(step_follower(recognizers, grammar))
+        if hearing is not None:  # the recognizers listen for what the procedure expects next, as in `listen`
+            hearing.follow(session)
         sessions.append(session)
         return session
 
@@ -780,8 +776,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     def feed_speech() -> None:
         if args.session is not None:
-            if recording is not None:
-                items: Iterable[Input] = inputs_from_recording(recording, recognizers, grammar, plans)
+            if recording is not None and hearing is not None:
+                items: Iterable[Input] = hearing.recording(recording, plans)
             else:
                 items = _script_inputs(args.session, grammar)
             started = time.monotonic()
@@ -799,7 +795,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                 hub.feed(item)
         elif hall is not None and steps is not None:
             due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
-            for item in _live_inputs(steps, hall.recognizers, grammar, plans, due):
+            for item in hall.hearing.inputs(steps, plans, due=due):
                 if stopping.is_set():
                     return
                 hub.feed(gate.doubt(item) if isinstance(item, Utterance) else item)
@@ -894,15 +890,3 @@ def _due_before(item: Input, due: Callable[[], float | None]) -> Iterator[Tick]:
     while (deadline := due()) is not None and deadline < begins and deadline != last:
         last = deadline
         yield Tick(deadline)
-
-
-def _live_inputs(
-    steps: Iterator[tuple[AudioChunk, ...]],
-    recognizers: Sequence[Recognizer],
-    grammar: Grammar,
-    plans: Sequence[GamePlan],
-    due: Callable[[], float | None],
-) -> Iterator[Input]:
-    """Speech recognized from the started microphone(s) (`_Microphones.start`) as it comes, the games of the
-    program as it shows them, and time passing when the procedure's next window (`due()`) closes."""
-    yield from program_games(lockstep_inputs(steps, recognizers, grammar, due=due), plans)

@@ -183,18 +183,6 @@ def recognizer_from(settings: Settings, grammar: Grammar, options: dict[str, Any
     return make_recognizer(config.engine, grammar, config.model, configured=configured, **options)
 
 
-def recognizers_for(
-    channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None
-) -> list[Recognizer]:
-    """One recognizer per channel, each hearing the intents of its channel's roles."""
-    out = []
-    for role in CHANNEL_ROLES[:channels]:
-        recognizer = recognizer_from(settings, grammar, options)
-        recognizer.set_step(role_intents(grammar, role))
-        out.append(recognizer)
-    return out
-
-
 class _ChannelWorker:
     """One channel's recognizer on its own thread, fed one chunk at a time in lock-step with the others.
 
@@ -288,17 +276,6 @@ class _ChannelWorker:
             raise self.error
 
 
-def lockstep_utterances(
-    channel_chunks: Iterable[Sequence[AudioChunk]],
-    recognizers: Sequence[Recognizer],
-    grammar: Grammar,
-) -> Iterator[Utterance]:
-    """Utterances of all channels in time order, while the audio streams (file or microphone)."""
-    for item in lockstep_inputs(channel_chunks, recognizers, grammar):
-        if isinstance(item, Utterance):
-            yield item
-
-
 def lockstep_inputs(
     channel_chunks: Iterable[Sequence[AudioChunk]],
     recognizers: Sequence[Recognizer],
@@ -306,8 +283,9 @@ def lockstep_inputs(
     due: Callable[[], float | None] | None = None,
     heard_until: dict[Role, float] | None = None,
 ) -> Generator[Utterance | Tick, None, None]:
-    """As `lockstep_utterances`, and time passing while nobody speaks: when `due()` (the procedure's next
-    deadline) has come on the stream clock and every channel has given out all it heard before it, a `Tick`.
+    """Utterances of all channels in time order, while the audio streams (file or microphone), and time passing
+    while nobody speaks: when `due()` (the procedure's next deadline) has come on the stream clock and every
+    channel has given out all it heard before it, a `Tick`.
     Live, a prompt that is due ("Say it again") is said when it is due, not when the next words are heard.
     `heard_until`, when given, is kept at the stream time up to which each role's channel has given out all it
     heard: a session stopped before the stream ends (Ctrl-C) knows what it never heard."""
@@ -355,19 +333,78 @@ def recording_chunks(recording: Recording, chunk_seconds: float = 0.1) -> Iterat
     return RecordingSource(recording, chunk_seconds).steps()
 
 
-def utterances_from_recording(
-    recording: Recording, recognizers: Sequence[Recognizer], grammar: Grammar
-) -> Iterator[Utterance]:
-    """Every channel recognized, merged in time order."""
-    return lockstep_utterances(recording_chunks(recording), recognizers, grammar)
+Speech = Iterator[Utterance | Tick]
+"""What the channels heard, in time order: the hearings, and time passing while nobody speaks."""
 
 
-def inputs_from_recording(
-    recording: Recording, recognizers: Sequence[Recognizer], grammar: Grammar, plans: Sequence[GamePlan]
-) -> Iterator[Input]:
-    """The hall's program starts the games; speech follows; the end of the recording closes the session."""
-    yield from program_games(utterances_from_recording(recording, recognizers, grammar), plans)
-    yield SessionEnd(recording.duration)
+class Hearing:
+    """How every run hears a hall: one recognizer per channel (the caller's, then the floor's), each narrowed to
+    what the procedure expects next, turning the hall's audio (a recording in memory, a file read block by block,
+    the microphones) into the procedure's inputs in time order: the program's games as the speech shows them, the
+    speech, the board's keys, time passing while nobody speaks, the session's end. `check`, `demo`, `serve`,
+    `listen` and the lab's benchmarks all hear through it."""
+
+    def __init__(self, recognizers: Sequence[Recognizer], grammar: Grammar) -> None:
+        self.recognizers = list(recognizers)
+        self.grammar = grammar
+        for recognizer, role in zip(self.recognizers, CHANNEL_ROLES, strict=False):
+            recognizer.set_step(role_intents(grammar, role))
+
+    @classmethod
+    def of(cls, channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None) -> Hearing:
+        """The configured engine on each of `channels` channels (`options`: the benchmarks' --option)."""
+        return cls([recognizer_from(settings, grammar, options) for _ in CHANNEL_ROLES[:channels]], grammar)
+
+    def follow(self, session: Session, step: str | None = None) -> None:
+        """The recognizers listen for the step the session's procedure is in, from `step` (where a record that
+        was resumed left it) and as it changes."""
+        follower = step_follower(self.recognizers, self.grammar)
+        session.sinks.append(follower)
+        if step is not None:
+            follower(StepChanged(0.0, step, ()))
+
+    def inputs(
+        self,
+        chunks: Iterable[Sequence[AudioChunk]],
+        plans: Sequence[GamePlan] = (),
+        *,
+        keys: Sequence[BoardKey] = (),
+        end: Callable[[], float] | float | None = None,
+        due: Callable[[], float | None] | None = None,
+        heard_until: dict[Role, float] | None = None,
+        heard: Callable[[Speech], Speech] | None = None,
+        begun: int = 0,
+        calls: int = 0,
+        doubts: tuple[Doubt, ...] = (),
+    ) -> Generator[Input, None, None]:
+        """The inputs of the audio `chunks` (one chunk per channel at a time). `plans`: the hall's program, whose
+        games start as the speech shows them (`begun` of them, `calls` sure calls in the last, `doubts` carried
+        from a resumed record); `keys`: the board's keys slotted in by time; `end`: the session's end (a time, or
+        asked for when the audio is over); `due`, `heard_until`: as `lockstep_inputs`; `heard`: a look at (or a
+        change of) what was heard before the program reads it."""
+        channels = lockstep_inputs(chunks, self.recognizers, self.grammar, due=due, heard_until=heard_until)
+        speech: Speech = heard(channels) if heard is not None else channels
+        items = _ended(program_games(speech, plans, begun=begun, calls=calls, doubts=doubts), end)
+        try:
+            yield from merge_keys(items, keys) if keys else items
+        finally:  # stopped early (Ctrl-C, a console closed): the channels' threads end now
+            channels.close()
+
+    def recording(
+        self, recording: Recording, plans: Sequence[GamePlan] = (), **kwargs: Any
+    ) -> Generator[Input, None, None]:
+        """`inputs` of a recording in memory; it ends the session at its end."""
+        return self.inputs(recording_chunks(recording), plans, end=recording.duration, **kwargs)
+
+    def utterances(self, recording: Recording) -> Iterator[Utterance]:
+        """What each channel of a recording heard, in time order (`transcribe`)."""
+        return (item for item in self.inputs(recording_chunks(recording)) if isinstance(item, Utterance))
+
+
+def _ended(items: Iterable[Input], end: Callable[[], float] | float | None) -> Iterator[Input]:
+    yield from items
+    if end is not None:
+        yield SessionEnd(end() if callable(end) else end)
 
 
 OPENING_INTENTS = frozenset({"last-ball-required", "last-ball-not-required", "ball-count", "cards-sold", "prize"})

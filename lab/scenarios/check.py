@@ -8,28 +8,24 @@ master board console is not speech: it is keyed, not heard).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from assistant.audio import AudioChunk, Recording
 from assistant.engines.base import Recognizer
 from assistant.grammar import Grammar
 from assistant.messages import BoardKey, GamePlan, Input, OccasionRecord, Output, Prompt, SessionEnd, end_of
-from assistant.pipeline import (
-    CHANNEL_ROLES,
-    Session,
-    inputs_from_recording,
-    lockstep_utterances,
-    merge_keys,
-    program_games,
-    recognizers_for,
-    role_intents,
-    step_follower,
-)
+from assistant.pipeline import Hearing, Session
 from assistant.settings import Settings
 
-make_recognizers = recognizers_for
-"""One recognizer per channel (caller, floor), each limited to its roles' intents."""
+
+def make_recognizers(
+    channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None
+) -> list[Recognizer]:
+    """One recognizer per channel (caller, floor), each limited to its roles' intents: made once, heard with again
+    and again (`check_recording`'s `recognizers`)."""
+    return Hearing.of(channels, settings, grammar, options).recognizers
 
 
 @dataclass
@@ -42,18 +38,13 @@ class AudioCheck:
     """What the caller was told, in order."""
 
 
-def _run(
-    settings: Settings,
-    grammar: Grammar,
-    recognizers: Sequence[Recognizer],
-    inputs: Iterable[Input],
-) -> AudioCheck:
+def _run(settings: Settings, grammar: Grammar, hearing: Hearing, inputs: Callable[[], Iterable[Input]]) -> AudioCheck:
     prompts: list[Prompt] = []
     session = Session.create(settings, grammar, [_prompts_into(prompts)])
-    session.sinks.append(step_follower(recognizers, grammar))
+    hearing.follow(session)
     fed: list[Input] = []
     session.on_input.append(fed.append)
-    session.run(inputs)
+    session.run(inputs())
     return AudioCheck(session.procedure.occasion, fed, prompts)
 
 
@@ -75,25 +66,12 @@ def check_recording(
     recognizers: Sequence[Recognizer] | None = None,
 ) -> AudioCheck:
     """`check HALL.wav --plan PLAN`: the real recognizers, step follower and procedure on a recording."""
-    if recognizers is None:
-        recognizers = make_recognizers(len(recording.channels), settings, grammar)
-    else:
-        for recognizer, role in zip(recognizers, CHANNEL_ROLES, strict=False):
-            recognizer.set_step(role_intents(grammar, role))
-    inputs = inputs_from_recording(recording, recognizers, grammar, plans)
-    return _run(settings, grammar, recognizers, merge_keys(inputs, keys))
-
-
-def inputs_from_chunks(
-    channel_chunks: Iterable[Sequence[AudioChunk]],
-    recognizers: Sequence[Recognizer],
-    grammar: Grammar,
-    plans: Sequence[GamePlan],
-    duration: Callable[[], float],
-) -> Iterator[Input]:
-    """`inputs_from_recording` on a stream of chunks: the same games, utterances and session end."""
-    yield from program_games(lockstep_utterances(channel_chunks, recognizers, grammar), plans)
-    yield SessionEnd(duration())
+    hearing = (
+        Hearing(recognizers, grammar)
+        if recognizers is not None
+        else Hearing.of(len(recording.channels), settings, grammar)
+    )
+    return _run(settings, grammar, hearing, lambda: hearing.recording(recording, plans, keys=keys))
 
 
 def check_chunks(
@@ -105,10 +83,8 @@ def check_chunks(
     duration: Callable[[], float],
 ) -> AudioCheck:
     """`check` on audio that streams in chunks (a WAV read piece by piece), never holding the whole file."""
-    recognizers = make_recognizers(channels, settings, grammar)
-    return _run(
-        settings, grammar, recognizers, inputs_from_chunks(channel_chunks, recognizers, grammar, plans, duration)
-    )
+    hearing = Hearing.of(channels, settings, grammar)
+    return _run(settings, grammar, hearing, lambda: hearing.inputs(channel_chunks, plans, end=duration))
 
 
 def check_script(
