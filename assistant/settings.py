@@ -1,4 +1,7 @@
-"""Settings: the bundled config/default.toml, a hall's own file, then command-line flags, in that order."""
+"""Settings: the bundled config/default.toml, a hall's own file, then command-line flags, in that order.
+
+Each section is a frozen dataclass whose fields carry attribute docstrings; config/default.toml and
+docs/configuration.md are made from them (`python -m assistant.settings_reference`)."""
 
 from __future__ import annotations
 
@@ -110,6 +113,10 @@ class Settings:
     """The record."""
 
 
+SECTIONS = tuple(f.name for f in fields(Settings))
+"""The sections of a settings file, in order."""
+
+
 def _coerce(where: str, name: str, kind: Any, current: Any, value: Any, base: Path) -> Any:
     """Turn a TOML value into the type of the dataclass field it sets (`kind`, its annotation). TOML has no
     null: "" is None where the field allows it."""
@@ -178,10 +185,6 @@ def _apply(settings: Settings, data: dict[str, Any], base: Path, origin: str) ->
         except (ValueError, SpeakerError) as exc:  # a section's own check of its values
             raise SettingsError(f"{origin}: [{section}] {exc}") from exc
     return settings
-
-
-SECTIONS = tuple(f.name for f in fields(Settings))
-"""The sections of a settings file, in order."""
 
 
 def load_settings(config: Path | None = None) -> Settings:
