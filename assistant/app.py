@@ -59,7 +59,7 @@ from .progress import Progress, with_progress
 from .report import ReportData, render_json, render_occasions, render_text, summarize
 from .script import ScriptError, parse_plan, read_board, read_script
 from .settings import ROOT, Settings
-from .speaker import Speaker, SpeakerError, VoiceSettings, make_speaker
+from .speaker import Speaker, SpeakerError, make_speaker
 from .store import Journal, RecordLocation, Store, StoreError, check_user, is_server
 from .store.postgres import ServerRecord
 from .store.replica import Replica
@@ -92,20 +92,6 @@ def input_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def _voice_settings(settings: Settings) -> VoiceSettings:
-    v = settings.voice
-    return VoiceSettings(
-        rate=v.rate,
-        volume=v.volume,
-        voice=v.voice,
-        device=v.device,
-        muted_kinds=v.muted_kinds,
-        repeat_suppress=v.repeat_suppress,
-        interrupt=v.interrupt,
-        notice_quiet=v.notice_quiet,
-    )
-
-
 class _Run:
     """What one check/demo/listen run writes to: printer, store (through its journal), voice, prompt list."""
 
@@ -119,7 +105,7 @@ class _Run:
         self.store: Store | None = None
         self.journal: Journal | None = None
         self.occasion_id: int | None = None
-        self.speaker: Speaker = make_speaker("silent", _voice_settings(settings), None)
+        self.speaker: Speaker = make_speaker("silent", settings.voice, None)
 
     def open_store(
         self, db: RecordLocation | None, resume: bool, *, finished: bool = False, ship_to: str | None = None
@@ -158,7 +144,7 @@ class _Run:
         clock: Callable[[], float] | None = None,
     ) -> str:
         """Open the voice; "auto" is the sound device when there is one, otherwise the WAV file `out`."""
-        voice = _voice_settings(self.settings)
+        voice = self.settings.voice
         if mode == "auto":
             try:
                 self.speaker = make_speaker("live", voice, None, gate=gate, clock=clock)

@@ -46,6 +46,7 @@ class EndpointSettings:
     onset_frames: int = 4
     """Speech frames within the last `onset_window` frames that open an utterance."""
     onset_window: int = 6
+    """Frames (10 ms) over which `onset_frames` are counted."""
     hangover: float = 0.3
     """Quiet time that closes an utterance: longer than a caller's pause between the letter and the number."""
     pre_roll: float = 0.2

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from .messages import Ball, Meaning, Role, Utterance
-from .settings import ROOT
+from .paths import ROOT
 
 BALLS = 75
 """The balls of the game, 1 to 75: a number outside them is no call at all."""

@@ -7,11 +7,12 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from .audio import AudioChunk, Recording, RecordingSource
+from .endpoint import HALL_CUTTING, EndpointSettings
 from .engines import WHISPER_ENGINES, make_recognizer
 from .engines.base import Heard, Recognizer
 from .grammar import Grammar
@@ -39,7 +40,7 @@ from .messages import (
     Utterance,
     time_of,
 )
-from .procedure import Procedure, ProcedureSettings, RulePack
+from .procedure import Procedure, RulePack
 from .questions import answer
 from .settings import Settings
 
@@ -112,15 +113,7 @@ class Session:
         session.procedure = Procedure(
             rules=RulePack.load(settings.procedure.rules),
             grammar=grammar,
-            settings=ProcedureSettings(
-                repeat_window=settings.procedure.repeat_window,
-                answer_window=settings.procedure.answer_window,
-                claim_echo=settings.procedure.claim_echo,
-                claim_wait=settings.procedure.claim_wait,
-                claim_ask_floor=settings.procedure.claim_ask_floor,
-                prize_cap=settings.procedure.prize_cap,
-                min_confidence=settings.procedure.min_confidence,
-            ),
+            settings=settings.procedure,
             emit=session.emit,
         )
         return session
@@ -170,17 +163,26 @@ def role_intents(grammar: Grammar, role: Role) -> tuple[str, ...]:
 
 
 def recognizer_from(settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None) -> Recognizer:
-    """The configured engine, with the hall's settings for it. `options`: keywords of `make_recognizer` that
-    replace them (`settings`, `endpoint`: the benchmarks' --option)."""
+    """The configured engine, with the hall's settings for it ([whisper], [endpoint]). `options`: keywords of
+    `make_recognizer` that replace them (`settings`, `endpoint`: the benchmarks' --option)."""
     config = settings.recognizer
     options = dict(options or {})
+    if config.engine in WHISPER_ENGINES:
+        options.setdefault("settings", settings.whisper)
+        options.setdefault("endpoint", settings.endpoint)
+        return make_recognizer(config.engine, grammar, config.model, configured=config.whisper_model, **options)
+    # pocketsphinx and vosk cut with the endpointer's own defaults: the hall's changes to the hall cutting apply.
+    hall = settings.endpoint
+    changed = {
+        f.name: getattr(hall, f.name) for f in fields(hall) if getattr(hall, f.name) != getattr(HALL_CUTTING, f.name)
+    }
+    options.setdefault("endpoint", EndpointSettings(**changed))
     if config.engine == "pocketsphinx":
         from .engines.pocketsphinx_engine import PocketsphinxSettings
 
         options.setdefault("settings", PocketsphinxSettings(min_snr_db=config.min_snr_db))
         return make_recognizer(config.engine, grammar, config.model, **options)
-    configured = config.whisper_model if config.engine in WHISPER_ENGINES else config.vosk_model
-    return make_recognizer(config.engine, grammar, config.model, configured=configured, **options)
+    return make_recognizer(config.engine, grammar, config.model, configured=config.vosk_model, **options)
 
 
 class _ChannelWorker:

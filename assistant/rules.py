@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from .messages import GameType, OccasionRecord, Role, Severity
-from .settings import ROOT
+from .paths import ROOT
 
 DEFAULT_RULES = ROOT / "config" / "rules" / "nm-15.4.7.11.yaml"
 NOTE_KEYS = ("clause", "says")

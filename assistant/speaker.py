@@ -58,7 +58,7 @@ class VoiceSettings:
     device: str | int | None = None
     """Output device for the prompts (name or index): the caller's earpiece; None or "" for the default."""
     muted_kinds: frozenset[str] = frozenset()
-    """Prompt kinds never spoken."""
+    """Prompt kinds never spoken, e.g. ["answer-ask-count"]."""
     repeat_suppress: float = 20.0
     """Seconds within which the same prompt text is not said again (answers the caller asked for excepted)."""
     interrupt: bool = True

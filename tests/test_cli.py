@@ -180,6 +180,26 @@ def test_audio_of_any_rate_and_channels_is_converted(tmp_path: Path) -> None:
     assert sum(a == b for a, b in zip(calls, expected, strict=False)) >= 4, calls
 
 
+def test_a_halls_config_file_changes_how_the_engine_cuts_and_listens(tmp_path: Path) -> None:
+    """[endpoint] and [whisper] of --config reach the hall engine (the calls it hears by default: the test above)."""
+    hall = tmp_path / "hall.toml"
+    hall.write_text("[endpoint]\nmin_speech = 30.0\n", encoding="utf-8")  # no call is that long: all are dropped
+    result = run("--config", hall, "transcribe", FIXTURES / "calls.wav", "--json")
+    assert (result.returncode, result.stderr, result.stdout) == (0, "", "")
+    hall.write_text('[whisper]\ndecision = "guess"\n', encoding="utf-8")
+    result = run("--config", hall, "transcribe", FIXTURES / "calls.wav", "--json")
+    assert result.returncode == 2
+    assert one_error_line(result).endswith("decision must be rules or fitted: 'guess'")
+
+
+def test_an_unknown_setting_in_a_config_file_exits_2_naming_it(tmp_path: Path) -> None:
+    hall = tmp_path / "hall.toml"
+    hall.write_text("[endpoint]\nhangover = 0.8\n[whisper]\nwindw = 5\n", encoding="utf-8")
+    result = run("--config", hall, "transcribe", FIXTURES / "calls.wav")
+    assert result.returncode == 2
+    assert one_error_line(result) == f"bingo-assistant: error: {hall}: unknown setting [whisper] windw"
+
+
 @pytest.mark.parametrize("verb", ["check", "transcribe"])
 def test_unusable_input_exits_2_with_one_line(tmp_path: Path, verb: str) -> None:
     text = tmp_path / "notes.wav"

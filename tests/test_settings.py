@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,15 @@ def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_pa
     [
         ("[nosuch]\nx = 1\n", "unknown section"),
         ("[voice]\nspeed = 1\n", "unknown setting"),
-        ("[voice]\nrate = 'fast'\n", "must be a number"),
+        ("[voice]\nrate = 'fast'\n", "must be a whole number"),
         ("[voice\n", "not valid TOML"),
+        ("[whisper]\nwindw = 5\n", "unknown setting \\[whisper\\] windw"),
+        ("[endpoint]\nhangover = 'long'\n", "\\[endpoint\\] hangover must be a number"),
+        ("[endpoint]\nonset_frames = 2.5\n", "must be a whole number"),
+        ("[whisper]\nhead_writes = 'no'\n", "must be true or false"),
+        ("[whisper]\ndecision = true\n", "must be text"),
+        ("[voice]\nmuted_kinds = 'reminder'\n", "must be a list of names"),
+        ("[voice]\nrate = 10\n", "\\[voice\\] voice rate must be 50-500"),
         ("[audio]\ndevice_rate = 'fast'\n", "must be a sample rate"),
         ("[audio]\ndevice_rate = -8000\n", "must be a sample rate"),
     ],
@@ -80,3 +88,56 @@ def test_a_hall_sets_the_devices_rate_and_how_far_listening_may_fall_behind(tmp_
     hall.write_text("[audio]\ndevice_rate = 48000\nmax_behind = 4\n", encoding="utf-8")
     settings = load_settings(hall)
     assert settings.audio.device_rate == 48000 and settings.audio.max_behind == 4.0
+
+
+def test_a_hall_file_sets_how_the_engine_listens_and_cuts(tmp_path: Path) -> None:
+    """[whisper] and [endpoint] take every kind of value their fields hold (inf included), over the defaults."""
+    from assistant.endpoint import HALL_CUTTING
+    from assistant.engines.whisper_engine import WhisperSettings
+
+    settings = load_settings()
+    assert settings.whisper == WhisperSettings() and settings.endpoint == HALL_CUTTING
+    hall = tmp_path / "hall.toml"
+    hall.write_text(
+        "[whisper]\nhead_alone = 0.8\nbeam = 3\nhead_writes = false\ndecision = 'fitted'\nwindow = 8\n"
+        "[endpoint]\nhangover = 0.8\nbelow_peak_db = inf\nclose_smoothing = 10\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(hall)
+    assert settings.whisper == WhisperSettings(head_alone=0.8, beam=3, head_writes=False, decision="fitted", window=8.0)
+    assert isinstance(settings.whisper.window, float)
+    assert settings.endpoint == replace(HALL_CUTTING, hangover=0.8, below_peak_db=float("inf"), close_smoothing=10)
+
+
+def test_pocketsphinx_and_vosk_cut_with_their_own_defaults_and_the_halls_changes(tmp_path: Path) -> None:
+    from assistant.endpoint import EndpointSettings
+    from assistant.grammar import Grammar
+    from assistant.pipeline import recognizer_from
+
+    def cutting(text: str) -> EndpointSettings:
+        hall = tmp_path / "hall.toml"
+        hall.write_text('[recognizer]\nengine = "pocketsphinx"\n' + text, encoding="utf-8")
+        recognizer = recognizer_from(load_settings(hall), Grammar.load())
+        return recognizer.endpoint_settings  # type: ignore[attr-defined,no-any-return]
+
+    assert cutting("") == EndpointSettings()
+    assert cutting("[endpoint]\nmin_speech = 0.3\nclose_smoothing = 5\n") == EndpointSettings(
+        min_speech=0.3, close_smoothing=5
+    )
+    # a benchmark's --option replaces the section
+    options = {"endpoint": EndpointSettings(hangover=0.5)}
+    hall = tmp_path / "hall.toml"
+    hall.write_text('[recognizer]\nengine = "pocketsphinx"\n[endpoint]\nmin_speech = 0.3\n', encoding="utf-8")
+    recognizer = recognizer_from(load_settings(hall), Grammar.load(), options)
+    assert recognizer.endpoint_settings == EndpointSettings(hangover=0.5)  # type: ignore[attr-defined]
+
+
+def test_the_procedure_and_the_voice_take_their_sections_as_they_are() -> None:
+    """One dataclass per setting: the procedure's and the speaker's settings are the sections themselves."""
+    from assistant.procedure import ProcedureSettings
+    from assistant.speaker import VoiceSettings
+
+    settings = load_settings()
+    assert isinstance(settings.procedure, ProcedureSettings) and isinstance(settings.voice, VoiceSettings)
+    assert {f.name for f in fields(ProcedureSettings)} < {f.name for f in fields(settings.procedure)}
+    assert {f.name for f in fields(VoiceSettings)} < {f.name for f in fields(settings.voice)}

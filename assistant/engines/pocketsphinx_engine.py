@@ -23,7 +23,7 @@ import numpy as np
 from ..audio import RATE, AudioChunk
 from ..endpoint import Endpointer, EndpointSettings
 from ..grammar import Grammar
-from ..settings import ROOT
+from ..paths import ROOT
 from .base import EngineError, Heard, WordTiming, stirring
 
 EXTRA_DICT = ROOT / "grammars" / "extra.dict"
