@@ -24,7 +24,7 @@ from assistant.store import Store
 GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
-pytestmark = browser_tests()
+pytestmark = [browser_tests(), pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")

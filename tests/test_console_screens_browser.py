@@ -26,7 +26,7 @@ from assistant.script import parse_script
 GRAMMAR = Grammar.load()
 WAIT_MS = 10_000
 
-pytestmark = browser_tests()
+pytestmark = [browser_tests(), pytest.mark.browser]
 
 GAME = """\
 @game type=limited balls=50 last_ball_required=yes prize=300 pattern="Letter X"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,36 @@ def test_the_documentation_says_what_holds_now_not_when_it_was_found() -> None:
     for page in PAGES:
         found = [m.group(0) for m in diary.finditer(page.read_text(encoding="utf-8"))]
         assert found == [], f"{page.relative_to(ROOT)}: {found}"
+
+
+def test_the_command_line_reference_is_current_with_the_parser() -> None:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "cli_reference.py"), "--check"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+
+
+LAB_COMMAND = re.compile(r"python -m (lab(?:\.\w+)+)((?: [a-z][\w-]*)?)")
+"""A lab command the docs name, with its verb when it has one (`python -m lab.bench hall`)."""
+
+
+def lab_commands() -> list[tuple[str, ...]]:
+    named = set()
+    for page in PAGES:
+        for module, verb in LAB_COMMAND.findall(page.read_text(encoding="utf-8")):
+            named.add((module, *verb.split()))
+    return sorted(named)
+
+
+def test_the_docs_name_lab_commands() -> None:
+    assert len(lab_commands()) >= 8, lab_commands()
+
+
+@pytest.mark.parametrize("command", lab_commands(), ids=" ".join)
+def test_every_lab_command_the_docs_name_runs_from_the_lab(command: tuple[str, ...]) -> None:
+    """Each `python -m lab...` the docs name is a module of lab/ (and a verb it takes) run from the repository."""
+    module, *verb = command
+    run = subprocess.run(
+        [sys.executable, "-m", module, *verb, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-500:]

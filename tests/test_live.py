@@ -28,7 +28,7 @@ from assistant.settings import ROOT
 from lab.scenarios.devices import Device, EchoPath, VirtualHall
 from lab.scenarios.render import TUNING_VOICES, render
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.live
 
 FIXTURES = ROOT / "audio_fixtures"
 DEVICES = [

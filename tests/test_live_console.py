@@ -35,7 +35,7 @@ from assistant.store import Store
 from lab.scenarios.devices import Device, EchoPath, VirtualHall
 from lab.scenarios.render import TUNING_VOICES, render
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.live, pytest.mark.browser]
 
 FIXTURES = ROOT / "audio_fixtures"
 DEVICES = [
