@@ -28,13 +28,13 @@ class Calling(ConductCore):
     def take_call(self) -> None:
         """A call by the caller: a second saying, a correction, a mis-call, or the next ball."""
         ball = self._ball()
-        correction = self.correction
+        correction = self.state.game.correction
         if correction is not None and correction.sentence:
             self._correct(correction, ball)
             return
         if correction is not None and ball == correction.second and correction.first is not None:
             # Said twice after all: the differing saying was the next ball, and the call before it was said once.
-            self.correction = None
+            self.state.game.correction = None
             self._cancel("miscall")
             self._not_repeated(correction.first, ball)
             self._new_ball(ball)
@@ -42,49 +42,55 @@ class Calling(ConductCore):
             return
         if correction is not None and self._letter_misheard(correction, ball):
             # The unsure call naming no ball was this call's first saying, its letter misheard: said twice.
-            self.correction = None
+            self.state.game.correction = None
             self._cancel("miscall")
             self._new_ball(ball)
-            if self.pending is not None:
-                self.pending = replace(self.pending, time=correction.time, heard=correction.heard, unsure=True)
+            if self.state.game.pending is not None:
+                self.state.game.pending = replace(
+                    self.state.game.pending, time=correction.time, heard=correction.heard, unsure=True
+                )
             self._repeated()
             return
         if correction is not None:
             self._settle_correction()
-        pending = self.pending
+        pending = self.state.game.pending
         if pending is not None:
             if ball == pending.ball:
                 self._repeated()
                 return
             if not self._different_call(pending, ball):
                 return
-        if self.held_next and ball == self.board.held_ball and ball in self.board.called:
+        if self.state.game.held_next and ball == self.state.board.held_ball and ball in self.state.board.called:
             # B(5): the held ball, cut off by the bingo after its first saying, is called now: no ball recalled
             # (A(6)); it is said twice from here.
-            self.held_next = False
-            self.board.held_ball = None
-            self.held_hearing = None
+            self.state.game.held_next = False
+            self.state.board.held_ball = None
+            self.state.game.held_hearing = None
             self._said_once(ball)
             return
-        if ball in self.board.called and not self._heard_sure(ball) and not self.now.unsure:
+        if ball in self.state.board.called and not self._heard_sure(ball) and not self.state.now.unsure:
             # On the board only by unsure hearings (a greeting heard as "g fifty"): this is the call said for
             # sure, its first saying; neither a late second saying nor a ball called again rests on a guess.
-            if ball in self.unrepeated:
-                self.unrepeated.remove(ball)
+            if ball in self.state.game.unrepeated:
+                self.state.game.unrepeated.remove(ball)
             self._withdraw(ball)  # the guess leaves the board; the call said for sure takes its place, now
             self._add_call(ball)
             self._said_once(ball)
             return
-        if ball in self.unrepeated:
-            self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
+        if ball in self.state.game.unrepeated:
+            self.state.game.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
             return
-        if self.board.called and ball == self.board.last and self._last_record_age() <= self.settings.repeat_window:
+        if (
+            self.state.board.called
+            and ball == self.state.board.last
+            and self._last_record_age() <= self.settings.repeat_window
+        ):
             return  # said a third time
-        if ball in self.board.called:
+        if ball in self.state.board.called:
             first = next(c.time for c in self._records() if c.ball == ball)
-            if self.dropped_claim is not None:
+            if self.state.game.dropped_claim is not None:
                 # perhaps the caller confirming a winning number of the claim heard unsure: no second saying owed
-                self.find("ball-recalled", rests_on=[self.dropped_claim], ball=ball, first=clock(first))
+                self.find("ball-recalled", rests_on=[self.state.game.dropped_claim], ball=ball, first=clock(first))
                 return
             self.find("ball-recalled", doubts=self._recall_doubts(ball), ball=ball, first=clock(first))
             self._said_once(ball)  # its second saying
@@ -98,9 +104,9 @@ class Calling(ConductCore):
         doubts = [
             Doubt(c.time, Role.CALLER, self._heard_at(c.time, c.ball), ROOM_BEFORE)
             for c in self._records()
-            if c.ball == ball and any(b not in self.board.called for b in c.could_be)
+            if c.ball == ball and any(b not in self.state.board.called for b in c.could_be)
         ]
-        return doubts + self._room_in_hand(lambda b: b not in self.board.called, ROOM_FOR_ANOTHER_BALL)
+        return doubts + self._room_in_hand(lambda b: b not in self.state.board.called, ROOM_FOR_ANOTHER_BALL)
 
     def _letter_misheard(self, correction: Correction, ball: Ball) -> bool:
         """An unsure hearing of a call naming no ball ("b fifty"), then this ball's number with its own letter
@@ -111,8 +117,8 @@ class Calling(ConductCore):
             and not correction.sentence
             and correction.noball is not None
             and correction.noball[1] == ball.number
-            and self.pending is None
-            and ball not in self.board.called
+            and self.state.game.pending is None
+            and ball not in self.state.board.called
         )
 
     def _different_call(self, pending: Pending, ball: Ball) -> bool:
@@ -123,19 +129,19 @@ class Calling(ConductCore):
         caller's: a sure hearing replaces an unsure one on the board, within the repeat window or after it), or
         the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
         self._cancel("repeat")
-        self.pending = None
-        if not pending.prompted or (pending.unsure and not self.now.unsure and _may_be_one_saying(pending, ball)):
+        self.state.game.pending = None
+        if not pending.prompted or (pending.unsure and not self.state.now.unsure and _may_be_one_saying(pending, ball)):
             # an unsure hearing gives way to the sure one that contradicts it, even after "say it again": a call
             # cut by a dropout ("I twenty", unsure) stays no ball of the board once "I twenty two" is heard sure
             alike = self._room_in_hand(lambda b: b == pending.ball, ROOM_FOR_THE_OTHER)
             if ball in pending.could_be:
                 alike.insert(0, Doubt(pending.time, Role.CALLER, pending.heard, ROOM_FOR_THE_OTHER))
-            if pending.unsure or self.now.unsure or alike:
+            if pending.unsure or self.state.now.unsure or alike:
                 # A mis-hearing, not a mis-call: keep the surer saying on the board. Two sure hearings of which one
                 # left room for the other's ball are one ball heard two ways, perhaps ("n forty one", N 31 close
                 # behind, then "n thirty one").
                 kept = pending.ball
-                if pending.unsure and not self.now.unsure:
+                if pending.unsure and not self.state.now.unsure:
                     self._withdraw(pending.ball)
                     self._add_call(ball)
                     kept = ball
@@ -144,8 +150,8 @@ class Calling(ConductCore):
                 return False
             if misread(pending.ball, ball):
                 # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.
-                self.correction = Correction(
-                    self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, first=pending
+                self.state.game.correction = Correction(
+                    self.state.now.time, self.state.now.heard, False, wrong=pending.ball, second=ball, first=pending
                 )
                 self._due("miscall", self.settings.answer_window)
                 self.prompt("announce-error")
@@ -162,69 +168,69 @@ class Calling(ConductCore):
             self.find(
                 "next-ball-before-repeat", heard=heard, unsure=unsure, since=since, ball=pending.ball, next=next_ball
             )
-        self.unrepeated.append(pending.ball)
+        self.state.game.unrepeated.append(pending.ball)
 
     def _repeated(self) -> None:
         """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
-        pending = self.pending
+        pending = self.state.game.pending
         if pending is not None:
             # Two hearings that agree on the ball explain each other: no owed words hide in them.
-            said = (pending.time, self.now.time)
+            said = (pending.time, self.state.now.time)
             for record in self._records():
                 if record.ball == pending.ball:
                     record.could_be.extend(b for b in self._could_be() if b not in record.could_be)
-            self.hearings = [
-                replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.hearings
+            self.state.hearings = [
+                replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.state.hearings
             ]
-            if not self.now.unsure:
+            if not self.state.now.unsure:
                 for record in self._records():
                     if record.ball == pending.ball:
                         record.sure = True
                 if not pending.unsure:
-                    self.dropped_claim = None  # a new ball said twice, both sure: the game went on for sure
-        self.pending = None
+                    self.state.game.dropped_claim = None  # a new ball said twice, both sure: the game went on for sure
+        self.state.game.pending = None
         self._cancel("repeat")
         limit = self._limit()
-        if limit is not None and len(self.board.called) == limit - 1 and not self.announced.last_ball:
+        if limit is not None and len(self.state.board.called) == limit - 1 and not self.state.game.announced.last_ball:
             self.prompt("announce-last-ball")
 
     def _new_ball(self, ball: Ball) -> None:
         """The next ball: B(5) held ball first after an invalid claim; D ball count; A(5) master board."""
-        if self.held_next:
-            self.held_next = False
-            held = self.board.held_ball
+        if self.state.game.held_next:
+            self.state.game.held_next = False
+            held = self.state.board.held_ball
             if held is not None and ball != held:
-                rests_on = [self.held_hearing] if self.held_hearing is not None else []
+                rests_on = [self.state.game.held_hearing] if self.state.game.held_hearing is not None else []
                 self.find("held-ball-not-called-next", rests_on=rests_on, ball=ball, held=held)
-            self.board.held_ball = None
-            self.held_hearing = None
+            self.state.board.held_ball = None
+            self.state.game.held_hearing = None
         limit = self._limit()
-        count = len(self.board.called) + 1
+        count = len(self.state.board.called) + 1
         if limit is not None and count > limit:
             self.find("ball-count-exceeded", count=count, limit=limit)
-        elif limit is not None and count == limit and not self.announced.last_ball:
+        elif limit is not None and count == limit and not self.state.game.announced.last_ball:
             records = self._records()
             since = records[-1].time if records else None
             self.find("last-ball-not-announced", since=since, count=count, limit=limit)
         record = self._add_call(ball)
-        key = self.unmatched_key
+        key = self.state.game.unmatched_key
         if key is not None:
-            self.unmatched_key = None
-            self._compare_key(record, key.ball, self.now.heard, self.now.unsure)
+            self.state.game.unmatched_key = None
+            self._compare_key(record, key.ball, self.state.now.heard, self.state.now.unsure)
         self._said_once(ball)
 
     def _expired_repeat(self) -> None:
-        if self.pending is not None:
-            self.pending.prompted = True
-            pending = self.pending
+        if self.state.game.pending is not None:
+            self.state.game.pending.prompted = True
+            pending = self.state.game.pending
             self.prompt("repeat-call", since=pending.time, unsure=pending.unsure, ball=self.spoken(pending.ball))
 
     def _settle_pending(self, closing: bool = False) -> None:
         """A(3): the call in hand was never said twice."""
-        pending = self.pending
+        pending = self.state.game.pending
         if pending is None:
             return
-        self.pending = None
+        self.state.game.pending = None
         self._cancel("repeat")
         if pending.prompted or closing:
             self._not_repeated(pending)

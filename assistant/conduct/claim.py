@@ -12,32 +12,32 @@ class Claiming(ConductCore):
 
     def open_claim(self) -> None:
         """B(1): the game stops; B(2): the balls called so far are in play; B(3): the held ball is kept."""
-        assert self.game is not None
-        pending = self.pending
+        assert self.state.game.record is not None
+        pending = self.state.game.pending
         interrupted = pending.ball if pending is not None and not pending.prompted else None
         self._settle_pending()
-        self.pending = None
+        self.state.game.pending = None
         self._settle_correction()
         self._cancel("repeat", "ask-other", "announce-completed")
-        held = self.unmatched_key.ball if self.unmatched_key is not None else None
-        self.unmatched_key = None
-        self.board.held_ball = held
-        record = ClaimRecord(time=self.now.time, held_ball=held)
-        self.game.claims.append(record)
-        cut_off = pending if interrupted is not None and self.now.unsure else None
+        held = self.state.game.unmatched_key.ball if self.state.game.unmatched_key is not None else None
+        self.state.game.unmatched_key = None
+        self.state.board.held_ball = held
+        record = ClaimRecord(time=self.state.now.time, held_ball=held)
+        self.state.game.record.claims.append(record)
+        cut_off = pending if interrupted is not None and self.state.now.unsure else None
         said = Hearing(pending.time, Role.CALLER, pending.heard, pending.unsure) if pending and interrupted else None
-        self.claim = Claim(
+        self.state.game.claim = Claim(
             record=record,
-            in_play=list(self.board.called),
+            in_play=list(self.state.board.called),
             interrupted=interrupted,
             interrupted_hearing=said,
             cut_off=cut_off,
         )
-        self.asked_other = False
-        self.emit(ClaimOpened(self.game.number, self.now.time, held))
-        if self.now.unsure:
+        self.state.game.asked_other = False
+        self.emit(ClaimOpened(self.state.game.record.number, self.state.now.time, held))
+        if self.state.now.unsure:
             self.find("bingo-unsure")
-            utterance = self.now.utterance
+            utterance = self.state.now.utterance
             if utterance is None or utterance.confidence >= self.settings.claim_ask_floor:
                 self._due("bingo-unsure", self.settings.claim_wait)  # asked only if nothing sure settles it first
         else:
@@ -46,69 +46,73 @@ class Claiming(ConductCore):
     def drop_unsure_claim(self) -> None:
         """The bingo was not sure and the caller goes on calling: follow the game, not the claim. A call the
         unsure bingo cut off is in hand again: perhaps the unsure hearing was its second saying (A(3))."""
-        if self.claim is not None and self.game is not None and self.claim.record in self.game.claims:
-            self.game.claims.remove(self.claim.record)
-        if self.claim is not None and self.claim.cut_off is not None:
-            self.pending = self.claim.cut_off
-        self.claim = None
-        self.state_unsure = False
-        self.dropped_claim = self.state_hearing
+        if (
+            self.state.game.claim is not None
+            and self.state.game.record is not None
+            and self.state.game.claim.record in self.state.game.record.claims
+        ):
+            self.state.game.record.claims.remove(self.state.game.claim.record)
+        if self.state.game.claim is not None and self.state.game.claim.cut_off is not None:
+            self.state.game.pending = self.state.game.claim.cut_off
+        self.state.game.claim = None
+        self.state.phase_unsure = False
+        self.state.game.dropped_claim = self.state.phase_hearing
         self._cancel("bingo-unsure")
 
     def _expired_bingo_unsure(self) -> None:
         """B(1): a bingo heard unsure, and nothing heard for sure since (the caller calling on, the floor reading a
         card, the bingo said again): ask. A question at once would stop a caller whose call was misheard as a bingo
         and who is about to say it the second time."""
-        if self.claim is None or not self.state_unsure:
+        if self.state.game.claim is None or not self.state.phase_unsure:
             return
-        since = self.claim.record.time
-        if any(h.time > since and not h.unsure for h in self.hearings):
+        since = self.state.game.claim.record.time
+        if any(h.time > since and not h.unsure for h in self.state.hearings):
             return
         self.prompt("bingo-unsure")
 
     def add_claim(self) -> None:
         """B(1), B(7): another bingo while a claim is verified is another claim, with its own card to read."""
-        claim = self.claim
+        claim = self.state.game.claim
         hearing = self.hearing_in_hand()
-        if claim is None or self.game is None or hearing is None:
+        if claim is None or self.state.game.record is None or hearing is None:
             return
         previous = claim.records()[-1].time
         if hearing.time == previous:
             return  # "bingo bingo" in one breath is one claim
-        record = ClaimRecord(time=self.now.time, held_ball=claim.record.held_ball)
-        self.game.claims.append(record)
-        claim.also.append(SideClaim(record, hearing, self.now.time - previous))
-        self.emit(ClaimOpened(self.game.number, self.now.time, record.held_ball))
-        if self.state_unsure and not hearing.unsure:
+        record = ClaimRecord(time=self.state.now.time, held_ball=claim.record.held_ball)
+        self.state.game.record.claims.append(record)
+        claim.also.append(SideClaim(record, hearing, self.state.now.time - previous))
+        self.emit(ClaimOpened(self.state.game.record.number, self.state.now.time, record.held_ball))
+        if self.state.phase_unsure and not hearing.unsure:
             # the first bingo was heard unsure, this one sure: the game is stopped for sure now (B(1))
-            self.state_unsure = False
-            self.state_hearing = None
+            self.state.phase_unsure = False
+            self.state.phase_hearing = None
             self._cancel("bingo-unsure")
             self.prompt("read-card")
 
     def note_card(self) -> None:
         """B(7): the floor reads the card's manufacturer ID and serial number; with claims side by side, each card
         read goes to the first claim whose card still lacks what it gives."""
-        meaning = self.now.meaning
-        if self.claim is None or meaning is None:
+        meaning = self.state.now.meaning
+        if self.state.game.claim is None or meaning is None:
             return
-        records = self.claim.records()
+        records = self.state.game.claim.records()
         if meaning.manufacturer:
             record = next((r for r in records if r.manufacturer is None), None)
             if record is None:
-                record = self.claim.reading or records[-1]
+                record = self.state.game.claim.reading or records[-1]
             record.manufacturer = meaning.manufacturer
-            self.claim.reading = record
+            self.state.game.claim.reading = record
         if meaning.serial:
-            record = self.claim.reading if meaning.manufacturer else None
+            record = self.state.game.claim.reading if meaning.manufacturer else None
             if record is None or record.serial is not None:
-                record = next((r for r in records if r.serial is None), self.claim.reading or records[-1])
+                record = next((r for r in records if r.serial is None), self.state.game.claim.reading or records[-1])
             record.serial = meaning.serial
-            self.claim.reading = record
+            self.state.game.claim.reading = record
 
     def confirm_winning_number(self) -> None:
         """B(8): each winning number the floor announces is confirmed on the master board."""
-        claim = self.claim
+        claim = self.state.game.claim
         if claim is None:
             return
         ball = self._ball()
@@ -119,12 +123,12 @@ class Claiming(ConductCore):
             record.not_called.append(ball)
             # heard sure, but as a sound-alike of a ball that was called ("n thirty one" with N 41 close behind)
             called_alike = self._room_in_hand(lambda b: b in claim.in_play, ROOM_FOR_A_CALL)
-            if self.now.unsure:
+            if self.state.now.unsure:
                 claim.not_called_unsure = True  # perhaps a called ball, misheard: no violation rests on it
             elif called_alike:
                 claim.not_called_doubts.extend(called_alike)
             else:
-                self.not_called_heard.append(ball)
+                self.state.game.not_called_heard.append(ball)
             # A call on the board heard unsure may have been this number, misheard: no violation rests on its
             # absence. Its two sayings agreeing on a ball tell that the call was repeated (A(3)), not which ball it
             # was (espeak en-029's "N thirty one" heard "n forty one" twice, then the floor's N 31).
@@ -142,20 +146,20 @@ class Claiming(ConductCore):
 
     def caller_call_during_claim(self) -> None:
         """B(1) no new ball, B(3) not the held ball, C the caller does not read the winning numbers."""
-        claim = self.claim
+        claim = self.state.game.claim
         if claim is None:
             return
         ball = self._ball()
-        plan = self.board.plan or GamePlan()
+        plan = self.state.board.plan or GamePlan()
         if plan.type is GameType.COVER_ALL:
             if ball not in claim.in_play and ball not in claim.uncalled_read:
                 claim.uncalled_read.append(ball)  # B(8): cover-all, the caller calls the numbers not called
             return
         # a hearing that left room for a ball in play may be the caller confirming a winning number, misheard
-        doubts = self._room_in_hand(lambda b: b in claim.in_play and b != self.board.held_ball, ROOM_FOR_A_CALL)
+        doubts = self._room_in_hand(lambda b: b in claim.in_play and b != self.state.board.held_ball, ROOM_FOR_A_CALL)
         if ball == claim.interrupted:
             claim.interrupted = None  # the second saying the bingo cut off
-        elif ball == self.board.held_ball:
+        elif ball == self.state.board.held_ball:
             self.find("held-ball-called", ball=ball, doubts=doubts)
         elif ball not in claim.in_play:
             self.find("call-during-claim", ball=ball, doubts=doubts)
@@ -168,7 +172,7 @@ class Claiming(ConductCore):
     def check_verification(self) -> None:
         """B(7) each claim's card read, B(8) winning numbers announced and all called (cover-all: uncalled numbers
         called). A claim signalled beside another rests on how its own bingo was heard."""
-        claim = self.claim
+        claim = self.state.game.claim
         if claim is None:
             return
         claims = [(claim.record, [], []), *((c.record, [c.hearing], self._same_claim(c)) for c in claim.also)]
@@ -186,7 +190,7 @@ class Claiming(ConductCore):
                     "card-id-incomplete", since=since, rests_on=rests_on, doubts=doubts, have=have, missing=missing
                 )
         since = claim.record.time
-        plan = self.board.plan or GamePlan()
+        plan = self.state.board.plan or GamePlan()
         records = claim.records()
         if plan.type is GameType.COVER_ALL:
             if not claim.uncalled_read:
@@ -215,34 +219,34 @@ class Claiming(ConductCore):
     def resolve_valid(self) -> None:
         """B(4): the game is over; B(9) is due."""
         self._resolve(True)
-        self.won = True
-        self.won_at = self.now.time
-        self.board.held_ball = None  # returned to the machine
+        self.state.game.won = True
+        self.state.game.won_at = self.state.now.time
+        self.state.board.held_ball = None  # returned to the machine
         self._due("ask-other", self.settings.answer_window)
 
     def resolve_invalid(self) -> None:
         """B(5): the held ball is the next call. With no ball keyed on the master board, the held ball is the call
         the bingo cut off before its second saying: the ball in the caller's hand when the game stopped."""
-        assert self.claim is not None
-        if self.board.held_ball is None and self.claim.interrupted is not None:
-            self.board.held_ball = self.claim.interrupted
-            self.held_hearing = self.claim.interrupted_hearing
-        held = self.board.held_ball
+        assert self.state.game.claim is not None
+        if self.state.board.held_ball is None and self.state.game.claim.interrupted is not None:
+            self.state.board.held_ball = self.state.game.claim.interrupted
+            self.state.game.held_hearing = self.state.game.claim.interrupted_hearing
+        held = self.state.board.held_ball
         self._resolve(False)
-        if not self.won:
-            self.held_next = True
-            said = [self.held_hearing] if self.held_hearing is not None else []
+        if not self.state.game.won:
+            self.state.game.held_next = True
+            said = [self.state.game.held_hearing] if self.state.game.held_hearing is not None else []
             self.prompt("call-held-ball", rests_on=said, held=f": {self.spoken(held)}" if held else "")
 
     def _resolve(self, valid: bool) -> None:
-        claim = self.claim
-        assert self.game is not None and claim is not None
+        claim = self.state.game.claim
+        assert self.state.game.record is not None and claim is not None
         for record in claim.records():
             record.valid = valid
             self.emit(
                 ClaimResolved(
-                    self.game.number,
-                    self.now.time,
+                    self.state.game.record.number,
+                    self.state.now.time,
                     valid,
                     record.manufacturer,
                     record.serial,
@@ -250,14 +254,14 @@ class Claiming(ConductCore):
                     tuple(record.not_called),
                 )
             )
-        self.claim = None
+        self.state.game.claim = None
 
     def flush_utterance(self) -> None:
         """B(8): one prompt naming the winning numbers just heard that were not called."""
-        if self.not_called_heard:
-            balls = ", ".join(self.spoken(b) for b in self.not_called_heard)
-            self.not_called_heard = []
-            claim = self.claim
+        if self.state.game.not_called_heard:
+            balls = ", ".join(self.spoken(b) for b in self.state.game.not_called_heard)
+            self.state.game.not_called_heard = []
+            claim = self.state.game.claim
             doubts = claim.not_called_doubts if claim is not None else []
             unsure = claim is not None and claim.not_called_unsure
             self.prompt("not-called", unsure=unsure, doubts=doubts, balls=balls)

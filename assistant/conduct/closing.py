@@ -11,31 +11,31 @@ class Closing(ConductCore):
     def call_after_valid_claim(self) -> None:
         """B(4): after a valid bingo the game is over: no new ball."""
         ball = self._ball()
-        if ball not in self.board.called:
+        if ball not in self.state.board.called:
             self.find("call-after-valid-claim", ball=ball)
 
     def note_other_bingos_asked(self) -> None:
         """B(9): "are there any other bingos?" in those words."""
-        if self.now.meaning is not None and self.now.meaning.intent == "other-bingos-paraphrase":
-            self.find("other-bingos-paraphrased", since=self.now.time)  # the exact words may be in unsure speech
-        self.asked_other = True
+        if self.state.now.meaning is not None and self.state.now.meaning.intent == "other-bingos-paraphrase":
+            self.find("other-bingos-paraphrased", since=self.state.now.time)  # the exact words may be in unsure speech
+        self.state.game.asked_other = True
         self._cancel("ask-other")
         self._due("announce-completed", self.settings.answer_window)
 
     def complete_game(self) -> None:
         """B(9): "this game is completed", after "are there any other bingos?" when the game was won."""
-        if self.won:
-            if not self.asked_other:
-                self.find("other-bingos-not-asked", since=self.won_at)
+        if self.state.game.won:
+            if not self.state.game.asked_other:
+                self.find("other-bingos-not-asked", since=self.state.game.won_at)
                 self.prompt("ask-other-bingos")  # now, while the players can still answer
-            if self.now.meaning is not None and self.now.meaning.intent.endswith("paraphrase"):
-                self.find("game-completed-paraphrased", since=self.now.time)
+            if self.state.now.meaning is not None and self.state.now.meaning.intent.endswith("paraphrase"):
+                self.find("game-completed-paraphrased", since=self.state.now.time)
         self._finish("completed")
 
     def _expired_ask_other(self) -> None:
-        if self.state == "closing":
+        if self.state.phase == "closing":
             self.prompt("ask-other-bingos")
 
     def _expired_announce_completed(self) -> None:
-        if self.state == "closing":
+        if self.state.phase == "closing":
             self.prompt("announce-completed")

@@ -9,31 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from transitions import Machine
 
-from ..board import Board
 from ..grammar import Grammar
 from ..messages import (
     Ball,
-    BoardKey,
     CallMade,
     CallRecord,
     CallWithdrawn,
     Doubt,
     Finding,
-    GameRecord,
     HeardForReview,
     Meaning,
-    OccasionRecord,
-    OutageRecord,
     Output,
     Prompt,
     Role,
     Severity,
 )
 from ..rules import RuleError, RulePack
-from .state import Announced, Claim, Correction, Due, Hearing, Now, Pending
+from .state import ConductState, Correction, Due, Hearing, Now, Pending
 
 INPUT_TRIGGERS = ("game-start", "session-end", "board-key")
 """Triggers that come from inputs other than speech."""
@@ -78,6 +74,19 @@ class _Fields(dict[str, object]):
         return "?"
 
 
+_CALLBACK_KEYS = ("conditions", "unless", "before", "after", "prepare")
+
+
+def _bound(transition: dict[str, Any], checks: dict[str, Callable[[], object]]) -> dict[str, Any]:
+    """A rule pack transition with its named checks replaced by the checks themselves."""
+    bound = dict(transition)
+    for key in _CALLBACK_KEYS:
+        names = bound.get(key)
+        if names is not None:
+            bound[key] = [checks[n] for n in ([names] if isinstance(names, str) else names)]
+    return bound
+
+
 def dollars(amount: float) -> str:
     return f"{amount:,.0f}" if amount == int(amount) else f"{amount:,.2f}"
 
@@ -90,8 +99,6 @@ def clock(t: float) -> str:
 class ConductCore:
     """The board, the game record, the windows due, findings and prompts: what every part of the rule shares."""
 
-    state: str
-
     def __init__(
         self, rules: RulePack, grammar: Grammar, settings: ProcedureSettings, emit: Callable[[Output], None]
     ) -> None:
@@ -99,65 +106,28 @@ class ConductCore:
         self.grammar = grammar
         self.settings = settings
         self.emit = emit
-        self.occasion = OccasionRecord()
-        self.board = Board()
-        self.game: GameRecord | None = None
-        self.now = Now()
-        self.state_unsure = False
-        self.state_hearing: Hearing | None = None
-        """The unsure hearing that put the machine in its state (a "bingo" heard unsure), while it is there."""
-        self.outage: OutageRecord | None = None
-        self.outage_flagged = False
-        self.hearings: list[Hearing] = []
-        """Every hearing of the game so far, sure or not: where owed words may hide, and where that stops."""
-        self.closed_at: float | None = None
-        """When the last game closed: a game opened later began no earlier than that."""
-        self._reset_game()
-        known = set(dir(self))
+        self.state = ConductState()
+        checks: dict[str, Callable[[], object]] = {}
         for spec in rules.transitions:
-            unknown = [n for n in spec.conditions + spec.callbacks if n not in known]
+            unknown = [n for n in spec.conditions + spec.callbacks if not callable(getattr(self, n, None))]
             if unknown:
                 raise RuleError(
                     f"{rules.source or 'rule pack'}: transition {spec.trigger!r} names unknown checks {unknown}"
                 )
+            checks.update((n, getattr(self, n)) for n in spec.conditions + spec.callbacks)
         for state, step in rules.steps.items():
             if step not in grammar.steps:
                 raise RuleError(f"{rules.source or 'rule pack'}: state {state!r} maps to unknown grammar step {step!r}")
         config = dict(rules.machine)
         self.machine = Machine(
-            model=self,
+            model=self.state,
+            model_attribute="phase",
             states=config["states"],
-            transitions=config["transitions"],
+            transitions=[_bound(t, checks) for t in config["transitions"]],
             initial=config["initial"],
             auto_transitions=False,
             ignore_invalid_triggers=True,
         )
-
-    def _reset_game(self) -> None:
-        self.pending: Pending | None = None
-        self.unrepeated: list[Ball] = []
-        self.correction: Correction | None = None
-        self.announced = Announced()
-        self.claim: Claim | None = None
-        self.asked_other = False
-        self.won = False
-        self.held_next = False
-        self.held_hearing: Hearing | None = None
-        """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
-        self.dropped_claim: Hearing | None = None
-        """A bingo heard unsure that the game went on past, or a player's or the floor's words heard unsure while
-        balls were called (perhaps a bingo the recognizer could not make out: `heard_aside`), until a new ball is
-        said twice, both sayings sure: till then every finding rests on it too. Calls of balls already called may
-        have been the caller confirming its winning numbers (C), not balls called again (A(6)); calls of balls not
-        called, each said once, may have been the caller reading a cover-all's uncalled numbers (B(8)), not calls
-        said once (A(3)) or mis-calls (A(5))."""
-        self.unmatched_key: BoardKey | None = None
-        self.prize_counted = False
-        self.plan_doubts: tuple[Doubt, ...] = ()
-        """Hearings where a game before this one may have ended unheard: the plan may be another game's."""
-        self.dues: dict[str, Due] = {}
-        self.not_called_heard: list[Ball] = []
-        self.won_at = 0.0
 
     # ----- driving the machine -------------------------------------------------------------------
 
@@ -166,37 +136,37 @@ class ConductCore:
         event = self.machine.events.get(trigger)
         if event is None:
             return False
-        before = self.state
-        taken = bool(event.trigger(self))
-        if self.state != before:
-            self.state_unsure = trigger not in ("call", *INPUT_TRIGGERS) and self.now.unsure
-            self.state_hearing = self.hearing_in_hand() if self.state_unsure else None
+        before = self.state.phase
+        taken = bool(event.trigger(self.state))
+        if self.state.phase != before:
+            self.state.phase_unsure = trigger not in ("call", *INPUT_TRIGGERS) and self.state.now.unsure
+            self.state.phase_hearing = self.hearing_in_hand() if self.state.phase_unsure else None
         return taken
 
     def hearing_in_hand(self) -> Hearing | None:
-        utterance = self.now.utterance
+        utterance = self.state.now.utterance
         if utterance is None:
             return None
-        return Hearing(self.now.time, utterance.role, self.now.heard, self.now.unsure)
+        return Hearing(self.state.now.time, utterance.role, self.state.now.heard, self.state.now.unsure)
 
     def expire(self, time: float, inclusive: bool = False) -> None:
         """Let the windows that closed before `time` speak: a prompt or a finding, never a hang."""
-        while self.dues:
-            due = min(self.dues.values(), key=lambda d: d.deadline)
+        while self.state.game.dues:
+            due = min(self.state.game.dues.values(), key=lambda d: d.deadline)
             if due.deadline > time or (due.deadline == time and not inclusive):
                 return
-            del self.dues[due.kind]
-            saved = self.now
-            self.now = Now(time=due.deadline)
+            del self.state.game.dues[due.kind]
+            saved = self.state.now
+            self.state.now = Now(time=due.deadline)
             getattr(self, "_expired_" + due.kind.replace("-", "_"))()
-            self.now = saved
+            self.state.now = saved
 
     def _due(self, kind: str, window: float) -> None:
-        self.dues[kind] = Due(kind, self.now.time + window)
+        self.state.game.dues[kind] = Due(kind, self.state.now.time + window)
 
     def _cancel(self, *kinds: str) -> None:
         for kind in kinds:
-            self.dues.pop(kind, None)
+            self.state.game.dues.pop(kind, None)
 
     # ----- speaking: findings and prompts --------------------------------------------------------
 
@@ -243,22 +213,22 @@ class ConductCore:
             where = "the unsure hearing" if hidden.unsure else "words"
             words = hidden.text.replace("{", "{{").replace("}", "}}")
             message += f"; perhaps said in {where} at {clock(hidden.time)} ('{words}')"
-        uncertain = bool(found) or self.state_unsure or spec.severity is Severity.UNCERTAIN
-        heard = self.now.heard if heard is None else heard
+        uncertain = bool(found) or self.state.phase_unsure or spec.severity is Severity.UNCERTAIN
+        heard = self.state.now.heard if heard is None else heard
         finding = Finding(
             clause=spec.clause,
             code=code,
             severity=Severity.UNCERTAIN if uncertain else spec.severity,
-            time=self.now.time if at is None else at,
+            time=self.state.now.time if at is None else at,
             heard=heard,
             message=message.format_map(_Fields(heard=heard, **fields)),
-            game=self.game.number if self.game else None,
+            game=self.state.game.record.number if self.state.game.record else None,
             doubts=tuple(found),
         )
-        if self.game is None or spec.clause.startswith("E(2)"):
-            self.occasion.findings.append(finding)
+        if self.state.game.record is None or spec.clause.startswith("E(2)"):
+            self.state.occasion.findings.append(finding)
         else:
-            self.game.findings.append(finding)
+            self.state.game.record.findings.append(finding)
         self.emit(finding)
         if finding.severity is Severity.VIOLATION:
             said = spec.clause.replace("(", " ").replace(")", "").strip()  # "A(3)" is said "A 3"
@@ -283,21 +253,21 @@ class ConductCore:
         in_hand = self.hearing_in_hand()
         if unsure:
             role = in_hand.role if in_hand is not None else Role(owed[0]) if owed else Role.CALLER
-            said = at if at is not None else since if since is not None else self.now.time
-            found.append(Doubt(said, role, self.now.heard if heard is None else heard, RESTS_ON))
+            said = at if at is not None else since if since is not None else self.state.now.time
+            found.append(Doubt(said, role, self.state.now.heard if heard is None else heard, RESTS_ON))
         if in_hand is not None and in_hand.unsure:
             found.append(Doubt(in_hand.time, in_hand.role, in_hand.text, RESTS_ON))
-        if self.state_unsure and self.state_hearing is not None:
-            h = self.state_hearing
+        if self.state.phase_unsure and self.state.phase_hearing is not None:
+            h = self.state.phase_hearing
             found.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
         if plan:
-            found.extend(self.plan_doubts)
-        if self.dropped_claim is not None:
-            h = self.dropped_claim  # "no claim is being verified" rests on this bingo being none
+            found.extend(self.state.game.plan_doubts)
+        if self.state.game.dropped_claim is not None:
+            h = self.state.game.dropped_claim  # "no claim is being verified" rests on this bingo being none
             found.append(Doubt(h.time, h.role, h.text, STATE_RESTS_ON))
         hidden = None
         if owed:
-            start = since if since is not None else (self.game.start if self.game else 0.0)
+            start = since if since is not None else (self.state.game.record.start if self.state.game.record else 0.0)
             hidden = self.heard_unsure(owed, start, any_words=any_words)
             if hidden is not None:
                 found.append(
@@ -320,8 +290,8 @@ class ConductCore:
         first saying heard unsure, then its second heard sure, leaves the first owed; the unsure one was it). The
         hearing that opened the window is no such hearing, whatever words of it were left unplaced ("looks like
         we lost power" opens the outage; it holds no approval)."""
-        in_hand = self.hearings[-1] if self.now.utterance is not None and self.hearings else None
-        for hearing in reversed(self.hearings):
+        in_hand = self.state.hearings[-1] if self.state.now.utterance is not None and self.state.hearings else None
+        for hearing in reversed(self.state.hearings):
             if hearing.role.value not in roles:
                 continue
             if hearing.unsure:
@@ -359,16 +329,16 @@ class ConductCore:
                 rests_on=rests_on,
                 doubts=doubts,
             )
-            if found or self.state_unsure:
+            if found or self.state.phase_unsure:
                 kind, spec = spec.asks, self.rules.prompts[spec.asks]
-        fields.setdefault("heard", self.now.heard)
+        fields.setdefault("heard", self.state.now.heard)
         text = spec.text.format_map(_Fields(fields))
-        self.emit(Prompt(time=self.now.time, text=text, kind=kind, priority=spec.priority, clause=spec.clause))
+        self.emit(Prompt(time=self.state.now.time, text=text, kind=kind, priority=spec.priority, clause=spec.clause))
 
     def keep_for_review(self, untaken: Sequence[Meaning]) -> None:
         """Caller speech the grammar could not place, and calls naming no ball that no step took, go on the record
         for a person to judge: they never vanish, and they are no finding on their own."""
-        utterance = self.now.utterance
+        utterance = self.state.now.utterance
         if utterance is None:
             return
         reasons = []
@@ -386,21 +356,21 @@ class ConductCore:
         if not reasons:
             return
         item = HeardForReview(
-            game=self.game.number if self.game else None,
-            time=self.now.time,
+            game=self.state.game.record.number if self.state.game.record else None,
+            time=self.state.now.time,
             role=utterance.role,
             heard=utterance.text,
             reason="; ".join(reasons),
-            unsure=self.now.unsure,
+            unsure=self.state.now.unsure,
         )
-        (self.game.review if self.game else self.occasion.review).append(item)
+        (self.state.game.record.review if self.state.game.record else self.state.occasion.review).append(item)
         self.emit(item)
 
     def spoken(self, ball: Ball) -> str:
         return self.grammar.spoken(ball)
 
     def _ball(self) -> Ball:
-        meaning = self.now.meaning
+        meaning = self.state.now.meaning
         if meaning is None or meaning.ball is None:
             raise RuleError("a call check ran without a called ball")
         return meaning.ball
@@ -408,10 +378,10 @@ class ConductCore:
     # ----- conditions ----------------------------------------------------------------------------
 
     def said_by_caller(self) -> bool:
-        return self.now.utterance is not None and self.now.utterance.role is Role.CALLER
+        return self.state.now.utterance is not None and self.state.now.utterance.role is Role.CALLER
 
     def said_by_floor(self) -> bool:
-        return self.now.utterance is not None and self.now.utterance.role is Role.FLOOR
+        return self.state.now.utterance is not None and self.state.now.utterance.role is Role.FLOOR
 
     def heard_aside(self, hearing: Hearing) -> None:
         """A player's or the floor's words heard unsure while balls are called, and taken as nothing: perhaps a bingo
@@ -420,61 +390,63 @@ class ConductCore:
         nor calls said once (A(3)), until a new ball is said twice for sure (hall audio, held-out voices at 10 dB,
         where a player's bingo heard "b two", unsure, gave nine false violations)."""
         if (
-            self.state == "calling"
+            self.state.phase == "calling"
             and hearing.unsure
             and hearing.role in (Role.PLAYER, Role.FLOOR)
-            and self.dropped_claim is None
+            and self.state.game.dropped_claim is None
         ):
-            self.dropped_claim = hearing
+            self.state.game.dropped_claim = hearing
 
     def signals_claim(self) -> bool:
         """B(1): a claim is a player's signal, or the floor's (or the caller's) report of one said as such ("bingo",
         "we have a bingo"). The word inside the caller's own sentence ("welcome to tonight's bingo") is no claim."""
-        utterance = self.now.utterance
+        utterance = self.state.now.utterance
         if utterance is None or utterance.role is not Role.CALLER:
             return True
         return len(utterance.meanings) == 1 and not utterance.unknown
 
     def said_by_player(self) -> bool:
-        return self.now.utterance is not None and self.now.utterance.role is Role.PLAYER
+        return self.state.now.utterance is not None and self.state.now.utterance.role is Role.PLAYER
 
     def has_calls(self) -> bool:
-        return bool(self.board.called)
+        return bool(self.state.board.called)
 
     def game_won(self) -> bool:
-        return self.won
+        return self.state.game.won
 
     def claim_unsure(self) -> bool:
-        return self.state_unsure
+        return self.state.phase_unsure
 
     # ----- the board's calls ---------------------------------------------------------------------
 
     def _add_call(self, ball: Ball) -> CallRecord:
-        assert self.game is not None
-        record = CallRecord(ball, self.now.time, sure=not self.now.unsure, could_be=list(self._could_be()))
-        self.game.calls.append(record)
-        self.board.called.append(ball)
-        self.emit(CallMade(self.game.number, ball, self.now.time, self.now.heard))
+        assert self.state.game.record is not None
+        record = CallRecord(ball, self.state.now.time, sure=not self.state.now.unsure, could_be=list(self._could_be()))
+        self.state.game.record.calls.append(record)
+        self.state.board.called.append(ball)
+        self.emit(CallMade(self.state.game.record.number, ball, self.state.now.time, self.state.now.heard))
         return record
 
     def _withdraw(self, ball: Ball) -> None:
-        assert self.game is not None
-        for record in reversed(self.game.calls):
+        assert self.state.game.record is not None
+        for record in reversed(self.state.game.record.calls):
             if record.ball == ball and not record.withdrawn:
                 record.withdrawn = True
                 break
-        if ball in self.board.called:
-            self.board.called.remove(ball)
-        self.emit(CallWithdrawn(self.game.number, ball, self.now.time))
+        if ball in self.state.board.called:
+            self.state.board.called.remove(ball)
+        self.emit(CallWithdrawn(self.state.game.record.number, ball, self.state.now.time))
 
     def _said_once(self, ball: Ball) -> None:
         """The call in hand is this ball, said once as just heard: its second saying is due (A(3))."""
-        self.pending = Pending(ball, self.now.time, self.now.heard, self.now.unsure, could_be=self._could_be())
+        self.state.game.pending = Pending(
+            ball, self.state.now.time, self.state.now.heard, self.state.now.unsure, could_be=self._could_be()
+        )
         self._due("repeat", self.settings.repeat_window)
 
     def _could_be(self) -> tuple[Ball, ...]:
         """The other balls the hearing in hand left room for (`Utterance.could_be`: the recognizer's sound-alikes)."""
-        utterance = self.now.utterance
+        utterance = self.state.now.utterance
         return utterance.could_be if utterance is not None else ()
 
     def _room_in_hand(self, among: Callable[[Ball], bool], why: str) -> list[Doubt]:
@@ -486,18 +458,20 @@ class ConductCore:
 
     def _heard_at(self, time: float, ball: Ball) -> str:
         """The caller's words heard at this time (the ball's words when no hearing is kept)."""
-        return next((h.text for h in self.hearings if h.time == time and h.role is Role.CALLER), self.spoken(ball))
+        return next(
+            (h.text for h in self.state.hearings if h.time == time and h.role is Role.CALLER), self.spoken(ball)
+        )
 
     def _heard_sure(self, ball: Ball) -> bool:
         """The ball is on the board by a sure hearing (not only by unsure ones, which may have been anything)."""
         return any(c.sure for c in self._records() if c.ball == ball)
 
     def _records(self) -> list[CallRecord]:
-        return [c for c in self.game.calls if not c.withdrawn] if self.game else []
+        return [c for c in self.state.game.record.calls if not c.withdrawn] if self.state.game.record else []
 
     def _last_record_age(self) -> float:
         records = self._records()
-        return self.now.time - records[-1].time if records else float("inf")
+        return self.state.now.time - records[-1].time if records else float("inf")
 
     # ----- what one part asks of another (each filled in by the part named) ----------------------
 

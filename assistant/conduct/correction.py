@@ -16,30 +16,38 @@ class Correcting(ConductCore):
     def take_bad_call(self) -> None:
         """A(5): a call that names no ball ("B thirty two") was called incorrectly: the error sentence and the
         correct call are due at once. Said again, it is the same mis-call; the call in hand keeps its due."""
-        meaning = self.now.meaning
+        meaning = self.state.now.meaning
         if meaning is None or meaning.letter is None or meaning.number is None:
             return
         named = (meaning.letter, meaning.number)
-        pending = self.pending
-        if self.now.unsure and pending is not None and pending.ball.number == meaning.number:
+        pending = self.state.game.pending
+        if self.state.now.unsure and pending is not None and pending.ball.number == meaning.number:
             # Heard unsure, the call in hand's number under another letter: its second saying, the letter misheard.
             self._repeated()
             return
-        correction = self.correction
+        correction = self.state.game.correction
         if correction is not None and correction.noball == named and not correction.sentence:
             return
         self._settle_correction()
-        self.correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=None, noball=named)
+        self.state.game.correction = Correction(
+            self.state.now.time, self.state.now.heard, self.state.now.unsure, wrong=None, noball=named
+        )
         self._due("miscall", self.settings.answer_window)
-        if not self.now.unsure:
+        if not self.state.now.unsure:
             self.prompt("announce-error")
 
     def start_correction(self) -> None:
         """A(5): the error sentence (or words like it); the next call is the correct number."""
-        said = self.now.meaning
+        said = self.state.now.meaning
         exact = said is not None and said.intent == "error-correction"
-        correction = self.correction
-        if correction is not None and correction.sentence and not correction.exact and said and not self.now.unsure:
+        correction = self.state.game.correction
+        if (
+            correction is not None
+            and correction.sentence
+            and not correction.exact
+            and said
+            and not self.state.now.unsure
+        ):
             # The sentence said with pauses comes as pieces ("an error has been made, I am reading the correct
             # number" | "please correct your card"): the pieces together, in order, may be the rule's words.
             whole = " ".join([*correction.pieces, said.words])
@@ -47,17 +55,17 @@ class Correcting(ConductCore):
             exact = exact or (len(read.meanings) == 1 and not read.unknown)
         if correction is None:
             # the call in hand, or else the last on the board, is the one being corrected
-            wrong = self.pending.ball if self.pending is not None else self.board.last
-            correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=wrong)
-            self.correction = correction
-            self.pending = None
+            wrong = self.state.game.pending.ball if self.state.game.pending is not None else self.state.board.last
+            correction = Correction(self.state.now.time, self.state.now.heard, self.state.now.unsure, wrong=wrong)
+            self.state.game.correction = correction
+            self.state.game.pending = None
         if not correction.sentence or not exact:
-            correction.heard = self.now.heard
-            correction.time = self.now.time
-            correction.unsure = self.now.unsure
+            correction.heard = self.state.now.heard
+            correction.time = self.state.now.time
+            correction.unsure = self.state.now.unsure
         correction.sentence = True
         correction.exact = correction.exact or exact
-        if self.now.unsure:
+        if self.state.now.unsure:
             correction.pieces.clear()  # only pieces heard sure can make the rule's words together
         elif said is not None:
             correction.pieces.append(said.words)
@@ -66,14 +74,14 @@ class Correcting(ConductCore):
         if said is not None and said.ball is not None:
             # The correct call in the same breath: the machine takes it as it takes any call (A(1), D and E(1)
             # before the first ball, F during an outage), and the open correction makes it the correct number.
-            self.now = replace(self.now, meaning=Meaning("call", ball=said.ball, words=said.words))
+            self.state.now = replace(self.state.now, meaning=Meaning("call", ball=said.ball, words=said.words))
             self.fire("call")
-            self.now = replace(self.now, meaning=said)
+            self.state.now = replace(self.state.now, meaning=said)
 
     def _correct(self, correction: Correction, ball: Ball) -> None:
         """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board. After a call that
         named no ball, the call in hand (if any) is still owed its second saying: the correct call may be it."""
-        self.correction = None
+        self.state.game.correction = None
         self._cancel("correction-call")
         if not correction.exact:
             # the rule's exact words are what is missing: they may be in the caller's unsure speech around these
@@ -84,9 +92,9 @@ class Correcting(ConductCore):
                 at=correction.time,
                 since=correction.time,
             )
-        pending = self.pending
+        pending = self.state.game.pending
         if pending is not None:
-            self.pending = None
+            self.state.game.pending = None
             self._cancel("repeat")
             if ball != pending.ball:
                 self._not_repeated(pending, ball)
@@ -96,17 +104,17 @@ class Correcting(ConductCore):
             self._said_once(ball)  # said twice from here
             return
         wrong = self._named_wrong(correction, ball)
-        if wrong is not None and wrong in self.board.called:
+        if wrong is not None and wrong in self.state.board.called:
             self._withdraw(wrong)
-        if ball in self.board.called:
-            if correction.wrong is None and ball == self.board.last:
+        if ball in self.state.board.called:
+            if correction.wrong is None and ball == self.state.board.last:
                 return  # the ball just called, read again after a call that named no ball
-            if not self._heard_sure(ball) and not self.now.unsure:
+            if not self._heard_sure(ball) and not self.state.now.unsure:
                 # On the board only by unsure hearings (the first "G fifty" heard unsure as "g fifty five"): the
                 # guess leaves the board and the correct call, said for sure, takes its place, as a call does
                 # (`take_call`); no ball recalled rests on a guess.
-                if ball in self.unrepeated:
-                    self.unrepeated.remove(ball)
+                if ball in self.state.game.unrepeated:
+                    self.state.game.unrepeated.remove(ball)
                 self._withdraw(ball)
                 self._new_ball(ball)
                 return
@@ -122,26 +130,28 @@ class Correcting(ConductCore):
         wrong = correction.wrong
         if not correction.sentence or correction.second is not None or (wrong is not None and misread(wrong, ball)):
             return wrong
-        named = [b for b in reversed(self.board.called) if b.letter == ball.letter and b != ball and misread(b, ball)]
+        named = [
+            b for b in reversed(self.state.board.called) if b.letter == ball.letter and b != ball and misread(b, ball)
+        ]
         return named[0] if named else wrong
 
     def _expired_miscall(self) -> None:
         self._settle_correction()
 
     def _expired_correction_call(self) -> None:
-        correction = self.correction
+        correction = self.state.game.correction
         if correction is not None:
-            self.correction = None
+            self.state.game.correction = None
             self.find(
                 "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
             )
 
     def _settle_correction(self) -> None:
         """A(5): a mis-call noticed but never corrected, or the error sentence with no correct call after it."""
-        correction = self.correction
+        correction = self.state.game.correction
         if correction is None:
             return
-        self.correction = None
+        self.state.game.correction = None
         self._cancel("miscall", "correction-call")
         if correction.sentence:
             self.find(
@@ -170,21 +180,21 @@ class Correcting(ConductCore):
 
     def key_ball(self) -> None:
         """A ball keyed on the master board: the held ball during a claim, else the call it shows."""
-        key = self.now.key
+        key = self.state.now.key
         if key is None:
             return
-        if self.state == "claim":
-            if self.board.held_ball is None and key.ball not in self.board.called:
-                self.board.held_ball = key.ball
-                if self.claim is not None:
-                    self.claim.record.held_ball = key.ball
+        if self.state.phase == "claim":
+            if self.state.board.held_ball is None and key.ball not in self.state.board.called:
+                self.state.board.held_ball = key.ball
+                if self.state.game.claim is not None:
+                    self.state.game.claim.record.held_ball = key.ball
             return
         records = self._records()
-        pending = self.pending
+        pending = self.state.game.pending
         if pending is not None and records and records[-1].ball == pending.ball and not records[-1].keyed:
             self._compare_key(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
         else:
-            self.unmatched_key = key  # keyed before it is called
+            self.state.game.unmatched_key = key  # keyed before it is called
 
     def _compare_key(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
         """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball."""

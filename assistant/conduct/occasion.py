@@ -8,7 +8,7 @@ import math
 from ..board import Board
 from ..messages import GameClosed, GameOpened, GamePlan, GameRecord, Role
 from .core import ConductCore, dollars
-from .state import Hearing
+from .state import GameState, Hearing
 
 
 class Occasion(ConductCore):
@@ -16,17 +16,16 @@ class Occasion(ConductCore):
 
     def open_game(self) -> None:
         """A game of the hall's program begins; E(2)(f): warn before its prize would cross the cap."""
-        plan = self.now.plan or GamePlan()
-        self._reset_game()
-        number = len(self.occasion.games) + 1
-        self.game = GameRecord(number=number, plan=plan, start=self.now.time)
-        self.plan_doubts = self.now.plan_doubts
-        self.occasion.games.append(self.game)
-        self.hearings = self._carried_into_game(self.now.time)
-        self.board = Board(game_number=number, plan=plan)
-        self.emit(GameOpened(number, plan, self.now.time))
+        plan = self.state.now.plan or GamePlan()
+        number = len(self.state.occasion.games) + 1
+        record = GameRecord(number=number, plan=plan, start=self.state.now.time)
+        self.state.game = GameState(record=record, plan_doubts=self.state.now.plan_doubts)
+        self.state.occasion.games.append(record)
+        self.state.hearings = self._carried_into_game(self.state.now.time)
+        self.state.board = Board(game_number=number, plan=plan)
+        self.emit(GameOpened(number, plan, self.state.now.time))
         if plan.prize:
-            total = self.occasion.prizes_total + plan.prize
+            total = self.state.occasion.prizes_total + plan.prize
             if total > self.settings.prize_cap:
                 self.find(
                     "prize-cap-ahead",
@@ -46,10 +45,12 @@ class Occasion(ConductCore):
         closes only now and the new one may have begun in those unsure hearings (its cards sold and prize heard
         unsure, then "last ball called is not required" heard sure): the words it owed may be in them
         (`heard_unsure`). Hall audio at 10 dB gave two false E(1) violations when they were dropped."""
-        since = self.closed_at if self.closed_at is not None and self.closed_at < opened else -math.inf
+        since = (
+            self.state.closed_at if self.state.closed_at is not None and self.state.closed_at < opened else -math.inf
+        )
         kept: list[Hearing] = []
         before_sure: set[Role] = set()
-        for hearing in reversed(self.hearings):
+        for hearing in reversed(self.state.hearings):
             if hearing.time >= opened:
                 kept.append(hearing)
             elif hearing.time > since and hearing.role not in before_sure:
@@ -61,58 +62,58 @@ class Occasion(ConductCore):
 
     def open_unplanned_game(self) -> None:
         """Words of a game came with no @game line: follow it as a regular game, and say so in the notes."""
-        number = len(self.occasion.games) + 1
-        self.occasion.notes.append(
+        number = len(self.state.occasion.games) + 1
+        self.state.occasion.notes.append(
             f"game {number}: no @game line (hall program) before its first words; followed as a regular game"
         )
-        saved = self.now.plan
-        self.now.plan = GamePlan()
+        saved = self.state.now.plan
+        self.state.now.plan = GamePlan()
         self.open_game()
-        self.now.plan = saved
+        self.state.now.plan = saved
 
     def close_game(self) -> None:
         """The next game or the end of the session closes what is open: each missing step is a finding."""
-        if self.game is None:
+        if self.state.game.record is None:
             return
-        self.expire(self.now.time, inclusive=True)
-        if self.state == "announcing" and not self.board.called:
+        self.expire(self.state.now.time, inclusive=True)
+        if self.state.phase == "announcing" and not self.state.board.called:
             self._finish("not-played")
-        elif self.state == "claim":
-            since = self.claim.record.time if self.claim is not None else None
+        elif self.state.phase == "claim":
+            since = self.state.game.claim.record.time if self.state.game.claim is not None else None
             self.find("claim-not-resolved", heard="", since=since)
             self._finish("claim-unresolved")
-        elif self.state == "closing":
-            if not self.asked_other:
-                self.find("other-bingos-not-asked", heard="", since=self.won_at)
-            self.find("game-not-completed", heard="", since=self.won_at)
+        elif self.state.phase == "closing":
+            if not self.state.game.asked_other:
+                self.find("other-bingos-not-asked", heard="", since=self.state.game.won_at)
+            self.find("game-not-completed", heard="", since=self.state.game.won_at)
             self._finish("won-not-completed")
         else:
             self._finish("stopped")
 
     def _finish(self, status: str) -> None:
         """Close the game: a call said once (A(3)) or a mis-call left open (A(5)) is a finding."""
-        assert self.game is not None
-        self._settle_pending(closing=not self.now.ending)
+        assert self.state.game.record is not None
+        self._settle_pending(closing=not self.state.now.ending)
         self._settle_correction()
-        self.game.status = status
-        self.closed_at = self.now.time
-        self.emit(GameClosed(self.game.number, status, self.now.time))
-        self.game = None
-        self.dues.clear()
-        self.claim = None
+        self.state.game.record.status = status
+        self.state.closed_at = self.state.now.time
+        self.emit(GameClosed(self.state.game.record.number, status, self.state.now.time))
+        self.state.game.record = None
+        self.state.game.dues.clear()
+        self.state.game.claim = None
 
     def _count_prize(self) -> None:
         """E(2)(f): the game's prize is offered once its first ball is drawn."""
-        plan = self.board.plan or GamePlan()
-        prize = self.announced.prize if self.announced.prize is not None else plan.prize
-        if not prize or self.prize_counted:
+        plan = self.state.board.plan or GamePlan()
+        prize = self.state.game.announced.prize if self.state.game.announced.prize is not None else plan.prize
+        if not prize or self.state.game.prize_counted:
             return
-        self.prize_counted = True
-        before = self.occasion.prizes_total
-        self.occasion.prizes_total = before + prize
-        if self.occasion.prizes_total > self.settings.prize_cap >= before:
+        self.state.game.prize_counted = True
+        before = self.state.occasion.prizes_total
+        self.state.occasion.prizes_total = before + prize
+        if self.state.occasion.prizes_total > self.settings.prize_cap >= before:
             self.find(
                 "prize-cap-exceeded",
-                total=dollars(self.occasion.prizes_total),
+                total=dollars(self.state.occasion.prizes_total),
                 cap=dollars(self.settings.prize_cap),
             )

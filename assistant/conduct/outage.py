@@ -11,29 +11,33 @@ class Outage(ConductCore):
 
     def start_outage(self) -> None:
         """F: the caller may continue by hand only with the approval of the majority of players."""
-        outage = OutageRecord(start=self.now.time, game=self.game.number if self.game else None)
-        self.occasion.outages.append(outage)
-        self.outage = outage
-        self.outage_flagged = False
+        outage = OutageRecord(
+            start=self.state.now.time, game=self.state.game.record.number if self.state.game.record else None
+        )
+        self.state.occasion.outages.append(outage)
+        self.state.outage = outage
+        self.state.outage_flagged = False
         self.prompt("ask-manual-draw")
 
     def check_manual_draw_approved(self) -> None:
         """F: a ball drawn by hand before the players approved."""
-        if not self.outage_flagged:
-            self.outage_flagged = True
-            since = self.outage.start if self.outage is not None else None  # the approval is owed from the outage
+        if not self.state.outage_flagged:
+            self.state.outage_flagged = True
+            since = (
+                self.state.outage.start if self.state.outage is not None else None
+            )  # the approval is owed from the outage
             self.find("manual-draw-without-approval", since=since)
 
     def approve_manual_draw(self) -> None:
         """F: the approval is recorded (occasion outages)."""
-        outage = self.outage
+        outage = self.state.outage
         if outage is not None and outage.approved is None:
-            outage.approved = self.now.time
-        self.board.manual = True
+            outage.approved = self.state.now.time
+        self.state.board.manual = True
 
     def end_outage(self) -> None:
-        outage = self.outage
+        outage = self.state.outage
         if outage is not None and outage.restored is None:
-            outage.restored = self.now.time
-        self.outage = None
-        self.board.manual = False
+            outage.restored = self.state.now.time
+        self.state.outage = None
+        self.state.board.manual = False
