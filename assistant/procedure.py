@@ -86,7 +86,7 @@ class Procedure:
         if time < self._time:
             time = self._time  # never backwards: a late utterance end does not rewind the windows
         self._time = time
-        conduct.expire(time, inclusive=isinstance(item, SessionEnd | Tick))
+        conduct.windows.expire(time, inclusive=isinstance(item, SessionEnd | Tick))
         if isinstance(item, GameStart):
             conduct.state.now = Now(time=time, plan=item.plan, plan_doubts=item.doubts)
             conduct.fire("game-start")
@@ -108,12 +108,12 @@ class Procedure:
                 conduct.state.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
                 if conduct.fire(meaning.intent):
                     continue
-                if meaning.intent == NAMES_NO_BALL or (meaning.intent == CLAIM and not conduct.signals_claim()):
+                if meaning.intent == NAMES_NO_BALL or (meaning.intent == CLAIM and not conduct.claims.signals_claim()):
                     untaken.append(meaning)
             conduct.state.now = Now(time=time, utterance=item, unsure=unsure)
-            conduct.flush_utterance()
-            conduct.keep_for_review(untaken)
-            conduct.heard_aside(hearing)
+            conduct.claims.flush_utterance()
+            conduct.evidence.keep_for_review(untaken)
+            conduct.claims.heard_aside(hearing)
         conduct.state.now = Now(time=time)
         step = self.step
         if step != self._step:
