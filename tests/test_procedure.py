@@ -448,6 +448,9 @@ def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(grammar: Gram
     names = {n for spec in rules.transitions for n in spec.conditions + spec.callbacks}
     owners = {name: [type(p).__name__ for p in parts if name in named_checks(p)] for name in names}
     assert {name: found for name, found in owners.items() if len(found) != 1} == {}
+    # every window a part opens is spoken for, when it closes, by the part that marks it `@expires`
+    opened = {"announce", "repeat", "miscall", "correction-call", "bingo-unsure", "ask-other", "announce-completed"}
+    assert set(conduct.windows.handlers) == opened
 
 
 def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Grammar, rules: RulePack) -> None:
