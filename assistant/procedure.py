@@ -54,30 +54,30 @@ class Procedure:
     @property
     def state(self) -> str:
         """The machine's state (a state of the rule pack)."""
-        return self._conduct.state
+        return self._conduct.state.phase
 
     @property
     def step(self) -> str:
         """The grammar step now expected (a key of grammar.steps)."""
-        return self.rules.steps[self._conduct.state]
+        return self.rules.steps[self._conduct.state.phase]
 
     @property
     def board(self) -> Board:
-        return self._conduct.board
+        return self._conduct.state.board
 
     @property
     def next_due(self) -> float | None:
         """The earliest time a window closes (a repeat, an answer owed), or None: the time a `Tick` is due."""
-        return min((due.deadline for due in self._conduct.dues.values()), default=None)
+        return min((due.deadline for due in self._conduct.state.game.dues.values()), default=None)
 
     @property
     def plan_doubts(self) -> tuple[Doubt, ...]:
         """What makes the current game's place in the hall's program unsure (`GameStart.doubts`)."""
-        return self._conduct.plan_doubts
+        return self._conduct.state.game.plan_doubts
 
     @property
     def occasion(self) -> OccasionRecord:
-        return self._conduct.occasion
+        return self._conduct.state.occasion
 
     def feed(self, item: Input) -> None:
         """One input: windows that closed before it speak first, then the input drives the machine."""
@@ -86,35 +86,35 @@ class Procedure:
         if time < self._time:
             time = self._time  # never backwards: a late utterance end does not rewind the windows
         self._time = time
-        conduct.expire(time, inclusive=isinstance(item, SessionEnd | Tick))
+        conduct.windows.expire(time, inclusive=isinstance(item, SessionEnd | Tick))
         if isinstance(item, GameStart):
-            conduct.now = Now(time=time, plan=item.plan, plan_doubts=item.doubts)
+            conduct.state.now = Now(time=time, plan=item.plan, plan_doubts=item.doubts)
             conduct.fire("game-start")
         elif isinstance(item, SessionEnd):
-            conduct.now = Now(time=time, ending=True)
+            conduct.state.now = Now(time=time, ending=True)
             conduct.fire("session-end")
         elif isinstance(item, BoardKey):
-            conduct.now = Now(time=time, key=item)
+            conduct.state.now = Now(time=time, key=item)
             conduct.fire("board-key")
         elif isinstance(item, Utterance):
             unsure = item.uncertain or item.confidence < self.settings.min_confidence
             hearing = Hearing(time, item.role, item.text, unsure, unplaced=bool(item.unknown) or not item.meanings)
-            conduct.hearings.append(hearing)
+            conduct.state.hearings.append(hearing)
             untaken: list[Meaning] = []
             for meaning in item.meanings:
                 intent = self.grammar.known.get(meaning.intent)
                 if intent is not None and intent.roles and item.role.value not in intent.roles:
                     continue
-                conduct.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
+                conduct.state.now = Now(time=time, utterance=item, meaning=meaning, unsure=unsure)
                 if conduct.fire(meaning.intent):
                     continue
-                if meaning.intent == NAMES_NO_BALL or (meaning.intent == CLAIM and not conduct.signals_claim()):
+                if meaning.intent == NAMES_NO_BALL or (meaning.intent == CLAIM and not conduct.claims.signals_claim()):
                     untaken.append(meaning)
-            conduct.now = Now(time=time, utterance=item, unsure=unsure)
-            conduct.flush_utterance()
-            conduct.keep_for_review(untaken)
-            conduct.heard_aside(hearing)
-        conduct.now = Now(time=time)
+            conduct.state.now = Now(time=time, utterance=item, unsure=unsure)
+            conduct.claims.flush_utterance()
+            conduct.evidence.keep_for_review(untaken)
+            conduct.claims.heard_aside(hearing)
+        conduct.state.now = Now(time=time)
         step = self.step
         if step != self._step:
             self._step = step

@@ -19,6 +19,8 @@ from assistant.grammar import Grammar
 from assistant.messages import Ball, Role
 from assistant.pipeline import heard_to_utterance
 
+pytestmark = pytest.mark.engine
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "audio_fixtures"
 

@@ -14,6 +14,8 @@ from assistant.grammar import Grammar
 from assistant.messages import Ball
 from lab import decoder_adapter
 
+pytestmark = [pytest.mark.engine, pytest.mark.training]
+
 torch = pytest.importorskip("torch")
 
 

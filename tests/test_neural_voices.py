@@ -11,6 +11,8 @@ from assistant.audio import chunks
 from assistant.engines import make_recognizer
 from lab.bench import hallset, neural_voices
 
+pytestmark = pytest.mark.training
+
 pytest.importorskip("piper")
 pytest.importorskip("hibari")
 

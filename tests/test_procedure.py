@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from assistant.conduct import named_checks
 from assistant.grammar import Grammar
 from assistant.messages import (
     Ball,
@@ -428,10 +429,12 @@ def test_first_ball_during_an_outage_is_still_checked(grammar: Grammar, rules: R
     ]
 
 
-def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePack) -> None:
-    """The machine's callbacks and conditions resolve on the one model, each defined by exactly one part."""
-    parts = [cls for cls in Conduct.__mro__ if cls.__module__.startswith("assistant.conduct.") and cls is not Conduct]
-    assert {cls.__module__.rsplit(".", 1)[1] for cls in parts} >= {
+def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(grammar: Grammar, rules: RulePack) -> None:
+    """The machine's callbacks and conditions are the parts' named checks, each given by exactly one part; every
+    part of the rule is a component of its own module, composed by `Conduct` over one explicit state."""
+    conduct = Conduct(rules, grammar, ProcedureSettings(), lambda _: None)
+    parts = conduct.parts
+    assert {type(part).__module__.rsplit(".", 1)[1] for part in parts} >= {
         "announcing",
         "calling",
         "correction",
@@ -441,9 +444,13 @@ def test_each_check_of_the_rule_pack_lives_in_one_part_of_the_rule(rules: RulePa
         "occasion",
         "core",
     }
+    assert all(part.state is conduct.state for part in parts)  # type: ignore[attr-defined]
     names = {n for spec in rules.transitions for n in spec.conditions + spec.callbacks}
-    owners = {name: [cls.__name__ for cls in parts if name in vars(cls)] for name in names}
+    owners = {name: [type(p).__name__ for p in parts if name in named_checks(p)] for name in names}
     assert {name: found for name, found in owners.items() if len(found) != 1} == {}
+    # every window a part opens is spoken for, when it closes, by the part that marks it `@expires`
+    opened = {"announce", "repeat", "miscall", "correction-call", "bingo-unsure", "ask-other", "announce-completed"}
+    assert set(conduct.windows.handlers) == opened
 
 
 def test_an_uncertain_finding_names_the_hearings_that_made_it_so(grammar: Grammar, rules: RulePack) -> None:

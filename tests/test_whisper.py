@@ -37,6 +37,8 @@ from assistant.messages import Ball
 from lab import REAL_AUDIO
 from lab.bench.audio import Voice, speak, trim
 
+pytestmark = pytest.mark.engine
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "audio_fixtures"
 REAL = REAL_AUDIO

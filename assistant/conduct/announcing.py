@@ -2,82 +2,115 @@
 
 from __future__ import annotations
 
+from ..grammar import Grammar
 from ..messages import GamePlan, GameType
-from .core import ConductCore, dollars
+from .core import Windows, check, expires
+from .evidence import Evidence, dollars
+from .prizes import PrizeCap
+from .state import ConductState
 
 
-class Announcing(ConductCore):
-    """A(1) whether last ball called is required; D the ball count of a limited game; E(1) cards sold and prize."""
+def ball_limit(state: ConductState) -> int | None:
+    """D: the number of balls of a limited game, as announced, else as planned."""
+    announced = state.game.announced.ball_count
+    if announced is not None:
+        return announced
+    plan = state.board.plan
+    return plan.balls if plan is not None else None
 
+
+class Announcing:
+    """A(1) whether last ball called is required; D the ball count of a limited game and "last ball"; E(1) cards
+    sold and prize. Reads the input in hand, the plan and the board's calls; writes the game's `announced`."""
+
+    def __init__(
+        self, state: ConductState, evidence: Evidence, windows: Windows, prizes: PrizeCap, grammar: Grammar
+    ) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.windows = windows
+        self.prizes = prizes
+        self.grammar = grammar
+
+    def _said_number(self) -> int | None:
+        meaning = self.state.now.meaning
+        return meaning.number if meaning else None
+
+    @check
     def note_last_ball_status(self) -> None:
         """A(1): whether last ball called is required; it must agree with the program."""
-        required = self.now.meaning is not None and self.now.meaning.intent == "last-ball-required"
-        planned = self.board.plan.last_ball_required if self.board.plan else None
+        state = self.state
+        required = state.now.meaning is not None and state.now.meaning.intent == "last-ball-required"
+        planned = state.board.plan.last_ball_required if state.board.plan else None
         if planned is not None and planned != required:
-            self.find("last-ball-status-contradicts-plan", plan="required" if planned else "not required")
-        self.announced.last_ball_status = required
+            self.evidence.find("last-ball-status-contradicts-plan", plan="required" if planned else "not required")
+        state.game.announced.last_ball_status = required
 
+    @check
     def note_ball_count(self) -> None:
         """D: the number of balls of a limited game; it must agree with the program."""
-        said = self.now.meaning.number if self.now.meaning else None
-        planned = self.board.plan.balls if self.board.plan else None
+        said = self._said_number()
+        planned = self.state.board.plan.balls if self.state.board.plan else None
         if planned is not None and said != planned:
-            self.find("ball-count-contradicts-plan", said=said, plan=planned)
-        self.announced.ball_count = said
+            self.evidence.find("ball-count-contradicts-plan", said=said, plan=planned)
+        self.state.game.announced.ball_count = said
 
+    @check
     def note_last_ball(self) -> None:
         """D: "last ball" before the last ball is drawn."""
-        self.announced.last_ball = True
+        self.state.game.announced.last_ball = True
 
+    @check
     def note_cards_sold(self) -> None:
         """E(1): the number of cards sold."""
-        said = self.now.meaning.number if self.now.meaning else None
-        planned = self.board.plan.cards_sold if self.board.plan else None
+        said = self._said_number()
+        planned = self.state.board.plan.cards_sold if self.state.board.plan else None
         if planned is not None and said != planned:
-            self.find("cards-sold-contradicts-plan", said=said, plan=planned)
-        self.announced.cards_sold = said
+            self.evidence.find("cards-sold-contradicts-plan", said=said, plan=planned)
+        self.state.game.announced.cards_sold = said
 
+    @check
     def note_prize(self) -> None:
         """E(1): the prize amount; E(2)(f) counts the announced prize when the program gives none."""
-        said = self.now.meaning.number if self.now.meaning else None
-        planned = self.board.plan.prize if self.board.plan else None
+        state = self.state
+        said = self._said_number()
+        planned = state.board.plan.prize if state.board.plan else None
         if planned is not None and said is not None and float(said) != planned:
-            self.find("prize-contradicts-plan", said=said, plan=dollars(planned))
-        self.announced.prize = None if said is None else float(said)
-        if self.board.called and not self.prize_counted:
-            self._count_prize()
+            self.evidence.find("prize-contradicts-plan", said=said, plan=dollars(planned))
+        state.game.announced.prize = None if said is None else float(said)
+        if state.board.called and not state.game.prize_counted:
+            self.prizes.count()
 
-    def _expired_announce(self) -> None:
-        if self.state != "announcing":
+    @expires("announce")
+    def remind(self) -> None:
+        """A(1), D, E(1): what is still owed when the window after the game's opening closes, as prompts."""
+        state = self.state
+        if state.phase != "announcing":
             return
-        plan = self.board.plan or GamePlan()
-        if self.announced.last_ball_status is None:
+        plan = state.board.plan or GamePlan()
+        announced = state.game.announced
+        if announced.last_ball_status is None:
             required = {True: "required", False: "not required", None: "required or not required"}
-            self.prompt("announce-last-ball-status", required=required[plan.last_ball_required])
-        if self._limit() is not None and self.announced.ball_count is None:
-            self.prompt("announce-ball-count", balls=self.grammar.number_words(self._limit() or 0))
-        if plan.type is GameType.WINNER_TAKE_ALL and (
-            self.announced.cards_sold is None or self.announced.prize is None
-        ):
-            self.prompt("announce-cards-and-prize")
+            self.evidence.prompt("announce-last-ball-status", required=required[plan.last_ball_required])
+        limit = ball_limit(state)
+        if limit is not None and announced.ball_count is None:
+            self.evidence.prompt("announce-ball-count", balls=self.grammar.number_words(limit or 0))
+        if plan.type is GameType.WINNER_TAKE_ALL and (announced.cards_sold is None or announced.prize is None):
+            self.evidence.prompt("announce-cards-and-prize")
 
+    @check
     def check_before_first_ball(self) -> None:
         """A(1), D, E(1): what must be announced before the first ball; E(2)(f): the prize now counts."""
-        self._cancel("announce")
-        plan = self.board.plan or GamePlan()
-        if self.announced.last_ball_status is None:
-            self.find("last-ball-status-not-announced")
-        if plan.type is GameType.LIMITED and self.announced.ball_count is None:
-            self.find("ball-count-not-announced")
+        self.windows.cancel("announce")
+        plan = self.state.board.plan or GamePlan()
+        announced = self.state.game.announced
+        if announced.last_ball_status is None:
+            self.evidence.find("last-ball-status-not-announced")
+        if plan.type is GameType.LIMITED and announced.ball_count is None:
+            self.evidence.find("ball-count-not-announced")
         if plan.type is GameType.WINNER_TAKE_ALL:
-            if self.announced.cards_sold is None:
-                self.find("cards-sold-not-announced")
-            if self.announced.prize is None:
-                self.find("prize-not-announced")
-        self._count_prize()
-
-    def _limit(self) -> int | None:
-        if self.announced.ball_count is not None:
-            return self.announced.ball_count
-        plan = self.board.plan
-        return plan.balls if plan is not None else None
+            if announced.cards_sold is None:
+                self.evidence.find("cards-sold-not-announced")
+            if announced.prize is None:
+                self.evidence.find("prize-not-announced")
+        self.prizes.count()

@@ -1,15 +1,28 @@
-"""A(2), A(3), A(6), D: each ball called twice, one ball at a time, none returned, the count of a limited game."""
+"""A(2), A(3), A(6), D, B(5): each ball called twice, one ball at a time, none returned, the count of a limited game,
+the held ball first after an invalid claim.
+
+Two components: `Repeats` holds the call in hand (A(2), A(3)); `Calling` takes each call of the caller and decides
+what it is (a second saying, the next ball, a ball called again, a correct call after the A(5) sentence)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..messages import Ball, Doubt, Role
-from .core import ROOM_BEFORE, ROOM_FOR_ANOTHER_BALL, ROOM_FOR_THE_OTHER, ConductCore, clock
-from .state import Correction, Hearing, Pending
+from .announcing import ball_limit
+from .core import Calls, ProcedureSettings, Windows, called_ball, check, expires
+from .evidence import Evidence, clock
+from .state import ConductState, Correction, Hearing, Pending
+
+if TYPE_CHECKING:
+    from .correction import Correcting, MasterBoard
 
 TEEN_OR_TY = {13: 30, 14: 40, 15: 50, 16: 60, 17: 70}
 """Numbers said alike: "thirteen" and "thirty", ... "seventeen" and "seventy"."""
+ROOM_FOR_THE_OTHER = "this hearing left room for the other ball: one ball, perhaps, heard two ways"
+ROOM_FOR_ANOTHER_BALL = "this hearing left room for a ball not called yet: perhaps that ball, misheard"
+ROOM_BEFORE = "the earlier hearing of the ball left room for a ball not called: perhaps it was that one"
 
 
 def misread(first: Ball, second: Ball) -> bool:
@@ -22,85 +35,191 @@ def misread(first: Ball, second: Ball) -> bool:
     return one_digit or a == b[::-1] or any(pair == {teen, ty} for teen, ty in TEEN_OR_TY.items())
 
 
-class Calling(ConductCore):
-    """A call by the caller: its second saying, the next ball, a ball called again; D the ball count."""
+class Repeats:
+    """A(3) each call said twice, A(2) one ball at a time: the call in hand from its first saying to its second (or
+    to the finding that it was said once); D "last ball" prompted after the second-to-last ball. Reads the input in
+    hand, the board and the announcements; writes the game's `pending` and `unrepeated`, the calls' `sure` and
+    `could_be`, the hearings' unsureness, the game's `dropped_claim`, the "repeat" window."""
 
+    def __init__(
+        self, state: ConductState, evidence: Evidence, windows: Windows, calls: Calls, settings: ProcedureSettings
+    ) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.windows = windows
+        self.calls = calls
+        self.settings = settings
+
+    def said_once(self, ball: Ball) -> None:
+        """The call in hand is this ball, said once as just heard: its second saying is due (A(3))."""
+        now = self.state.now
+        self.state.game.pending = Pending(ball, now.time, now.heard, now.unsure, could_be=self.calls.could_be())
+        self.windows.open("repeat", self.settings.repeat_window)
+
+    def repeated(self) -> None:
+        """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
+        state = self.state
+        game = state.game
+        pending = game.pending
+        if pending is not None:
+            # Two hearings that agree on the ball explain each other: no owed words hide in them.
+            said = (pending.time, state.now.time)
+            for record in self.calls.records():
+                if record.ball == pending.ball:
+                    record.could_be.extend(b for b in self.calls.could_be() if b not in record.could_be)
+            state.hearings = [
+                replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in state.hearings
+            ]
+            if not state.now.unsure:
+                for record in self.calls.records():
+                    if record.ball == pending.ball:
+                        record.sure = True
+                if not pending.unsure:
+                    game.dropped_claim = None  # a new ball said twice, both sure: the game went on for sure
+        game.pending = None
+        self.windows.cancel("repeat")
+        limit = ball_limit(state)
+        if limit is not None and len(state.board.called) == limit - 1 and not game.announced.last_ball:
+            self.evidence.prompt("announce-last-ball")
+
+    def not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
+        """A(3): the call in hand was said once. A(2): the next ball came while it was still owed its second
+        saying; speech cannot show two balls held, so that is a warning beside A(3), never instead of it."""
+        heard, unsure, since = pending.heard, pending.unsure, pending.time
+        self.evidence.find("call-not-repeated", heard=heard, unsure=unsure, since=since, ball=pending.ball)
+        if next_ball is not None:
+            self.evidence.find(
+                "next-ball-before-repeat", heard=heard, unsure=unsure, since=since, ball=pending.ball, next=next_ball
+            )
+        self.state.game.unrepeated.append(pending.ball)
+
+    @expires("repeat")
+    def ask_again(self) -> None:
+        """A(3): the repeat window closed on a call said once: "Say it again"."""
+        pending = self.state.game.pending
+        if pending is not None:
+            pending.prompted = True
+            spoken = self.evidence.spoken(pending.ball)
+            self.evidence.prompt("repeat-call", since=pending.time, unsure=pending.unsure, ball=spoken)
+
+    def settle(self, closing: bool = False) -> None:
+        """A(3): the call in hand will not be said again: said once, if it was asked for again or the game closes."""
+        pending = self.state.game.pending
+        if pending is None:
+            return
+        self.state.game.pending = None
+        self.windows.cancel("repeat")
+        if pending.prompted or closing:
+            self.not_repeated(pending)
+
+
+class Calling:
+    """A call by the caller: its second saying (A(3)), a differing saying (A(3), A(5)), the next ball (D the count,
+    B(5) the held ball first, A(4)/A(5) the ball keyed before it), a ball called again (A(6)). Reads the input in
+    hand, the board, the game's correction, `held_next`, `unrepeated`, `dropped_claim`; writes the board's calls and
+    held ball, the game's `pending`, `correction`, `held_next`, `held_hearing`, `unmatched_key`, `unrepeated`."""
+
+    def __init__(
+        self,
+        state: ConductState,
+        evidence: Evidence,
+        windows: Windows,
+        calls: Calls,
+        repeats: Repeats,
+        corrections: Correcting,
+        master_board: MasterBoard,
+        settings: ProcedureSettings,
+    ) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.windows = windows
+        self.calls = calls
+        self.repeats = repeats
+        self.corrections = corrections
+        self.master_board = master_board
+        self.settings = settings
+
+    @check
     def take_call(self) -> None:
         """A call by the caller: a second saying, a correction, a mis-call, or the next ball."""
-        ball = self._ball()
-        correction = self.correction
+        state = self.state
+        game = state.game
+        board = state.board
+        ball = called_ball(state.now)
+        correction = game.correction
         if correction is not None and correction.sentence:
-            self._correct(correction, ball)
+            self.corrections.correct(correction, ball, self.new_ball)
             return
         if correction is not None and ball == correction.second and correction.first is not None:
             # Said twice after all: the differing saying was the next ball, and the call before it was said once.
-            self.correction = None
-            self._cancel("miscall")
-            self._not_repeated(correction.first, ball)
-            self._new_ball(ball)
-            self._repeated()
+            game.correction = None
+            self.windows.cancel("miscall")
+            self.repeats.not_repeated(correction.first, ball)
+            self.new_ball(ball)
+            self.repeats.repeated()
             return
         if correction is not None and self._letter_misheard(correction, ball):
             # The unsure call naming no ball was this call's first saying, its letter misheard: said twice.
-            self.correction = None
-            self._cancel("miscall")
-            self._new_ball(ball)
-            if self.pending is not None:
-                self.pending = replace(self.pending, time=correction.time, heard=correction.heard, unsure=True)
-            self._repeated()
+            game.correction = None
+            self.windows.cancel("miscall")
+            self.new_ball(ball)
+            if game.pending is not None:
+                game.pending = replace(game.pending, time=correction.time, heard=correction.heard, unsure=True)
+            self.repeats.repeated()
             return
         if correction is not None:
-            self._settle_correction()
-        pending = self.pending
+            self.corrections.settle()
+        pending = game.pending
         if pending is not None:
             if ball == pending.ball:
-                self._repeated()
+                self.repeats.repeated()
                 return
             if not self._different_call(pending, ball):
                 return
-        if self.held_next and ball == self.board.held_ball and ball in self.board.called:
+        if game.held_next and ball == board.held_ball and ball in board.called:
             # B(5): the held ball, cut off by the bingo after its first saying, is called now: no ball recalled
             # (A(6)); it is said twice from here.
-            self.held_next = False
-            self.board.held_ball = None
-            self.held_hearing = None
-            self._said_once(ball)
+            game.held_next = False
+            board.held_ball = None
+            game.held_hearing = None
+            self.repeats.said_once(ball)
             return
-        if ball in self.board.called and not self._heard_sure(ball) and not self.now.unsure:
+        if ball in board.called and not self.calls.heard_sure(ball) and not state.now.unsure:
             # On the board only by unsure hearings (a greeting heard as "g fifty"): this is the call said for
             # sure, its first saying; neither a late second saying nor a ball called again rests on a guess.
-            if ball in self.unrepeated:
-                self.unrepeated.remove(ball)
-            self._withdraw(ball)  # the guess leaves the board; the call said for sure takes its place, now
-            self._add_call(ball)
-            self._said_once(ball)
+            if ball in game.unrepeated:
+                game.unrepeated.remove(ball)
+            self.calls.withdraw(ball)  # the guess leaves the board; the call said for sure takes its place, now
+            self.calls.add(ball)
+            self.repeats.said_once(ball)
             return
-        if ball in self.unrepeated:
-            self.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
+        if ball in game.unrepeated:
+            game.unrepeated.remove(ball)  # a late second saying: A(2)/A(3) already found
             return
-        if self.board.called and ball == self.board.last and self._last_record_age() <= self.settings.repeat_window:
+        if board.called and ball == board.last and self.calls.last_record_age() <= self.settings.repeat_window:
             return  # said a third time
-        if ball in self.board.called:
-            first = next(c.time for c in self._records() if c.ball == ball)
-            if self.dropped_claim is not None:
+        if ball in board.called:
+            first = next(c.time for c in self.calls.records() if c.ball == ball)
+            if game.dropped_claim is not None:
                 # perhaps the caller confirming a winning number of the claim heard unsure: no second saying owed
-                self.find("ball-recalled", rests_on=[self.dropped_claim], ball=ball, first=clock(first))
+                self.evidence.find("ball-recalled", rests_on=[game.dropped_claim], ball=ball, first=clock(first))
                 return
-            self.find("ball-recalled", doubts=self._recall_doubts(ball), ball=ball, first=clock(first))
-            self._said_once(ball)  # its second saying
+            self.evidence.find("ball-recalled", doubts=self._recall_doubts(ball), ball=ball, first=clock(first))
+            self.repeats.said_once(ball)  # its second saying
             return
-        self._new_ball(ball)
+        self.new_ball(ball)
 
     def _recall_doubts(self, ball: Ball) -> list[Doubt]:
         """A(6) rests on two hearings being the same ball: the earlier one left room for a ball not on the board
         (it may have been that one, and this the ball's first call), or this one did (it may be that ball). Room
         for a ball on the board leaves a ball called again either way."""
+        called = self.state.board.called
         doubts = [
-            Doubt(c.time, Role.CALLER, self._heard_at(c.time, c.ball), ROOM_BEFORE)
-            for c in self._records()
-            if c.ball == ball and any(b not in self.board.called for b in c.could_be)
+            Doubt(c.time, Role.CALLER, self.calls.heard_at(c.time, c.ball), ROOM_BEFORE)
+            for c in self.calls.records()
+            if c.ball == ball and any(b not in called for b in c.could_be)
         ]
-        return doubts + self._room_in_hand(lambda b: b not in self.board.called, ROOM_FOR_ANOTHER_BALL)
+        return doubts + self.calls.room_in_hand(lambda b: b not in called, ROOM_FOR_ANOTHER_BALL)
 
     def _letter_misheard(self, correction: Correction, ball: Ball) -> bool:
         """An unsure hearing of a call naming no ball ("b fifty"), then this ball's number with its own letter
@@ -111,8 +230,8 @@ class Calling(ConductCore):
             and not correction.sentence
             and correction.noball is not None
             and correction.noball[1] == ball.number
-            and self.pending is None
-            and ball not in self.board.called
+            and self.state.game.pending is None
+            and ball not in self.state.board.called
         )
 
     def _different_call(self, pending: Pending, ball: Ball) -> bool:
@@ -122,112 +241,65 @@ class Calling(ConductCore):
         Two exceptions keep the doubt open instead: either saying was heard unsure (a mis-hearing, not the
         caller's: a sure hearing replaces an unsure one on the board, within the repeat window or after it), or
         the second is a misreading of the same ball (A(5): the error sentence is prompted)."""
-        self._cancel("repeat")
-        self.pending = None
-        if not pending.prompted or (pending.unsure and not self.now.unsure and _may_be_one_saying(pending, ball)):
+        now = self.state.now
+        self.windows.cancel("repeat")
+        self.state.game.pending = None
+        if not pending.prompted or (pending.unsure and not now.unsure and _may_be_one_saying(pending, ball)):
             # an unsure hearing gives way to the sure one that contradicts it, even after "say it again": a call
             # cut by a dropout ("I twenty", unsure) stays no ball of the board once "I twenty two" is heard sure
-            alike = self._room_in_hand(lambda b: b == pending.ball, ROOM_FOR_THE_OTHER)
+            alike = self.calls.room_in_hand(lambda b: b == pending.ball, ROOM_FOR_THE_OTHER)
             if ball in pending.could_be:
                 alike.insert(0, Doubt(pending.time, Role.CALLER, pending.heard, ROOM_FOR_THE_OTHER))
-            if pending.unsure or self.now.unsure or alike:
+            if pending.unsure or now.unsure or alike:
                 # A mis-hearing, not a mis-call: keep the surer saying on the board. Two sure hearings of which one
                 # left room for the other's ball are one ball heard two ways, perhaps ("n forty one", N 31 close
                 # behind, then "n thirty one").
                 kept = pending.ball
-                if pending.unsure and not self.now.unsure:
-                    self._withdraw(pending.ball)
-                    self._add_call(ball)
+                if pending.unsure and not now.unsure:
+                    self.calls.withdraw(pending.ball)
+                    self.calls.add(ball)
                     kept = ball
                 first = Hearing(pending.time, Role.CALLER, pending.heard, pending.unsure)
-                self.find("repeat-mismatch", rests_on=[first], doubts=alike, ball=pending.ball, kept=kept)
+                self.evidence.find("repeat-mismatch", rests_on=[first], doubts=alike, ball=pending.ball, kept=kept)
                 return False
             if misread(pending.ball, ball):
                 # Both heard clearly, one ball read two ways: a mis-call; A(5) wants the sentence and the right call.
-                self.correction = Correction(
-                    self.now.time, self.now.heard, False, wrong=pending.ball, second=ball, first=pending
+                self.state.game.correction = Correction(
+                    now.time, now.heard, False, wrong=pending.ball, second=ball, first=pending
                 )
-                self._due("miscall", self.settings.answer_window)
-                self.prompt("announce-error")
+                self.windows.open("miscall", self.settings.answer_window)
+                self.evidence.prompt("announce-error")
                 return False
-        self._not_repeated(pending, ball)
+        self.repeats.not_repeated(pending, ball)
         return True
 
-    def _not_repeated(self, pending: Pending, next_ball: Ball | None = None) -> None:
-        """A(3): the call in hand was said once. A(2): the next ball came while it was still owed its second
-        saying; speech cannot show two balls held, so that is a warning beside A(3), never instead of it."""
-        heard, unsure, since = pending.heard, pending.unsure, pending.time
-        self.find("call-not-repeated", heard=heard, unsure=unsure, since=since, ball=pending.ball)
-        if next_ball is not None:
-            self.find(
-                "next-ball-before-repeat", heard=heard, unsure=unsure, since=since, ball=pending.ball, next=next_ball
-            )
-        self.unrepeated.append(pending.ball)
-
-    def _repeated(self) -> None:
-        """A(3) met; D: after the second-to-last ball of a limited game, "last ball" is due."""
-        pending = self.pending
-        if pending is not None:
-            # Two hearings that agree on the ball explain each other: no owed words hide in them.
-            said = (pending.time, self.now.time)
-            for record in self._records():
-                if record.ball == pending.ball:
-                    record.could_be.extend(b for b in self._could_be() if b not in record.could_be)
-            self.hearings = [
-                replace(h, unsure=False) if h.time in said and h.role is Role.CALLER else h for h in self.hearings
-            ]
-            if not self.now.unsure:
-                for record in self._records():
-                    if record.ball == pending.ball:
-                        record.sure = True
-                if not pending.unsure:
-                    self.dropped_claim = None  # a new ball said twice, both sure: the game went on for sure
-        self.pending = None
-        self._cancel("repeat")
-        limit = self._limit()
-        if limit is not None and len(self.board.called) == limit - 1 and not self.announced.last_ball:
-            self.prompt("announce-last-ball")
-
-    def _new_ball(self, ball: Ball) -> None:
+    def new_ball(self, ball: Ball) -> None:
         """The next ball: B(5) held ball first after an invalid claim; D ball count; A(5) master board."""
-        if self.held_next:
-            self.held_next = False
-            held = self.board.held_ball
+        state = self.state
+        game = state.game
+        board = state.board
+        if game.held_next:
+            game.held_next = False
+            held = board.held_ball
             if held is not None and ball != held:
-                rests_on = [self.held_hearing] if self.held_hearing is not None else []
-                self.find("held-ball-not-called-next", rests_on=rests_on, ball=ball, held=held)
-            self.board.held_ball = None
-            self.held_hearing = None
-        limit = self._limit()
-        count = len(self.board.called) + 1
+                rests_on = [game.held_hearing] if game.held_hearing is not None else []
+                self.evidence.find("held-ball-not-called-next", rests_on=rests_on, ball=ball, held=held)
+            board.held_ball = None
+            game.held_hearing = None
+        limit = ball_limit(state)
+        count = len(board.called) + 1
         if limit is not None and count > limit:
-            self.find("ball-count-exceeded", count=count, limit=limit)
-        elif limit is not None and count == limit and not self.announced.last_ball:
-            records = self._records()
+            self.evidence.find("ball-count-exceeded", count=count, limit=limit)
+        elif limit is not None and count == limit and not game.announced.last_ball:
+            records = self.calls.records()
             since = records[-1].time if records else None
-            self.find("last-ball-not-announced", since=since, count=count, limit=limit)
-        record = self._add_call(ball)
-        key = self.unmatched_key
+            self.evidence.find("last-ball-not-announced", since=since, count=count, limit=limit)
+        record = self.calls.add(ball)
+        key = game.unmatched_key
         if key is not None:
-            self.unmatched_key = None
-            self._compare_key(record, key.ball, self.now.heard, self.now.unsure)
-        self._said_once(ball)
-
-    def _expired_repeat(self) -> None:
-        if self.pending is not None:
-            self.pending.prompted = True
-            pending = self.pending
-            self.prompt("repeat-call", since=pending.time, unsure=pending.unsure, ball=self.spoken(pending.ball))
-
-    def _settle_pending(self, closing: bool = False) -> None:
-        """A(3): the call in hand was never said twice."""
-        pending = self.pending
-        if pending is None:
-            return
-        self.pending = None
-        self._cancel("repeat")
-        if pending.prompted or closing:
-            self._not_repeated(pending)
+            game.unmatched_key = None
+            self.master_board.compare(record, key.ball, state.now.heard, state.now.unsure)
+        self.repeats.said_once(ball)
 
 
 def _may_be_one_saying(pending: Pending, ball: Ball) -> bool:

@@ -1,45 +1,81 @@
-"""A(5): a number called incorrectly: the game stops, the error sentence, the correct call; A(4) the master board."""
+"""A(5): a number called incorrectly: the error sentence, the correct call; A(4), A(5) the master board.
+
+Two components: `Correcting` follows a mis-call from the moment it is noticed (a call naming no ball, a differing
+second saying, the error sentence) to its correct call or the finding that none came; `MasterBoard` compares each
+call with the ball keyed on the master board."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
+from ..grammar import Grammar
 from ..messages import Ball, CallRecord, Meaning
-from .calling import misread
-from .core import ConductCore
-from .state import Correction
+from .calling import Repeats, misread
+from .core import Calls, ProcedureSettings, Windows, check, expires
+from .evidence import Evidence
+from .state import ConductState, Correction
 
 
-class Correcting(ConductCore):
-    """A(5) the error sentence (or words like it) and the correct call; A(4), A(5) the ball keyed on the board."""
+class Correcting:
+    """A(5) the error sentence (or words like it) and the correct call. Reads the input in hand and the board;
+    writes the game's `correction`, `pending` and `unrepeated`, the board's calls, the "miscall" and
+    "correction-call" windows. The error sentence with the correct call in one breath drives the machine again
+    (`fire`), as any call does."""
 
+    def __init__(
+        self,
+        state: ConductState,
+        evidence: Evidence,
+        windows: Windows,
+        calls: Calls,
+        repeats: Repeats,
+        grammar: Grammar,
+        settings: ProcedureSettings,
+        fire: Callable[[str], bool],
+    ) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.windows = windows
+        self.calls = calls
+        self.repeats = repeats
+        self.grammar = grammar
+        self.settings = settings
+        self.fire = fire
+
+    @check
     def take_bad_call(self) -> None:
         """A(5): a call that names no ball ("B thirty two") was called incorrectly: the error sentence and the
         correct call are due at once. Said again, it is the same mis-call; the call in hand keeps its due."""
-        meaning = self.now.meaning
+        now = self.state.now
+        game = self.state.game
+        meaning = now.meaning
         if meaning is None or meaning.letter is None or meaning.number is None:
             return
         named = (meaning.letter, meaning.number)
-        pending = self.pending
-        if self.now.unsure and pending is not None and pending.ball.number == meaning.number:
+        pending = game.pending
+        if now.unsure and pending is not None and pending.ball.number == meaning.number:
             # Heard unsure, the call in hand's number under another letter: its second saying, the letter misheard.
-            self._repeated()
+            self.repeats.repeated()
             return
-        correction = self.correction
+        correction = game.correction
         if correction is not None and correction.noball == named and not correction.sentence:
             return
-        self._settle_correction()
-        self.correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=None, noball=named)
-        self._due("miscall", self.settings.answer_window)
-        if not self.now.unsure:
-            self.prompt("announce-error")
+        self.settle()
+        game.correction = Correction(now.time, now.heard, now.unsure, wrong=None, noball=named)
+        self.windows.open("miscall", self.settings.answer_window)
+        if not now.unsure:
+            self.evidence.prompt("announce-error")
 
+    @check
     def start_correction(self) -> None:
         """A(5): the error sentence (or words like it); the next call is the correct number."""
-        said = self.now.meaning
+        now = self.state.now
+        game = self.state.game
+        said = now.meaning
         exact = said is not None and said.intent == "error-correction"
-        correction = self.correction
-        if correction is not None and correction.sentence and not correction.exact and said and not self.now.unsure:
+        correction = game.correction
+        if correction is not None and correction.sentence and not correction.exact and said and not now.unsure:
             # The sentence said with pauses comes as pieces ("an error has been made, I am reading the correct
             # number" | "please correct your card"): the pieces together, in order, may be the rule's words.
             whole = " ".join([*correction.pieces, said.words])
@@ -47,72 +83,76 @@ class Correcting(ConductCore):
             exact = exact or (len(read.meanings) == 1 and not read.unknown)
         if correction is None:
             # the call in hand, or else the last on the board, is the one being corrected
-            wrong = self.pending.ball if self.pending is not None else self.board.last
-            correction = Correction(self.now.time, self.now.heard, self.now.unsure, wrong=wrong)
-            self.correction = correction
-            self.pending = None
+            wrong = game.pending.ball if game.pending is not None else self.state.board.last
+            correction = Correction(now.time, now.heard, now.unsure, wrong=wrong)
+            game.correction = correction
+            game.pending = None
         if not correction.sentence or not exact:
-            correction.heard = self.now.heard
-            correction.time = self.now.time
-            correction.unsure = self.now.unsure
+            correction.heard = now.heard
+            correction.time = now.time
+            correction.unsure = now.unsure
         correction.sentence = True
         correction.exact = correction.exact or exact
-        if self.now.unsure:
+        if now.unsure:
             correction.pieces.clear()  # only pieces heard sure can make the rule's words together
         elif said is not None:
             correction.pieces.append(said.words)
-        self._cancel("repeat", "miscall")
-        self._due("correction-call", self.settings.repeat_window)
+        self.windows.cancel("repeat", "miscall")
+        self.windows.open("correction-call", self.settings.repeat_window)
         if said is not None and said.ball is not None:
             # The correct call in the same breath: the machine takes it as it takes any call (A(1), D and E(1)
             # before the first ball, F during an outage), and the open correction makes it the correct number.
-            self.now = replace(self.now, meaning=Meaning("call", ball=said.ball, words=said.words))
+            self.state.now = replace(now, meaning=Meaning("call", ball=said.ball, words=said.words))
             self.fire("call")
-            self.now = replace(self.now, meaning=said)
+            self.state.now = replace(self.state.now, meaning=said)
 
-    def _correct(self, correction: Correction, ball: Ball) -> None:
+    def correct(self, correction: Correction, ball: Ball, new_ball: Callable[[Ball], None]) -> None:
         """A(5)(c): the correct call after the error sentence; the wrong ball leaves the board. After a call that
-        named no ball, the call in hand (if any) is still owed its second saying: the correct call may be it."""
-        self.correction = None
-        self._cancel("correction-call")
+        named no ball, the call in hand (if any) is still owed its second saying: the correct call may be it.
+        A correct call of a ball not on the board enters play as the next ball does (`new_ball`)."""
+        state = self.state
+        game = state.game
+        board = state.board
+        game.correction = None
+        self.windows.cancel("correction-call")
         if not correction.exact:
             # the rule's exact words are what is missing: they may be in the caller's unsure speech around these
-            self.find(
+            self.evidence.find(
                 "error-phrase-paraphrased",
                 heard=correction.heard,
                 unsure=correction.unsure,
                 at=correction.time,
                 since=correction.time,
             )
-        pending = self.pending
+        pending = game.pending
         if pending is not None:
-            self.pending = None
-            self._cancel("repeat")
+            game.pending = None
+            self.windows.cancel("repeat")
             if ball != pending.ball:
-                self._not_repeated(pending, ball)
+                self.repeats.not_repeated(pending, ball)
         if (correction.wrong is not None and ball == correction.wrong) or (
             pending is not None and ball == pending.ball
         ):
-            self._said_once(ball)  # said twice from here
+            self.repeats.said_once(ball)  # said twice from here
             return
         wrong = self._named_wrong(correction, ball)
-        if wrong is not None and wrong in self.board.called:
-            self._withdraw(wrong)
-        if ball in self.board.called:
-            if correction.wrong is None and ball == self.board.last:
+        if wrong is not None and wrong in board.called:
+            self.calls.withdraw(wrong)
+        if ball in board.called:
+            if correction.wrong is None and ball == board.last:
                 return  # the ball just called, read again after a call that named no ball
-            if not self._heard_sure(ball) and not self.now.unsure:
+            if not self.calls.heard_sure(ball) and not state.now.unsure:
                 # On the board only by unsure hearings (the first "G fifty" heard unsure as "g fifty five"): the
                 # guess leaves the board and the correct call, said for sure, takes its place, as a call does
-                # (`take_call`); no ball recalled rests on a guess.
-                if ball in self.unrepeated:
-                    self.unrepeated.remove(ball)
-                self._withdraw(ball)
-                self._new_ball(ball)
+                # (`Calling.take_call`); no ball recalled rests on a guess.
+                if ball in game.unrepeated:
+                    game.unrepeated.remove(ball)
+                self.calls.withdraw(ball)
+                new_ball(ball)
                 return
-            self.find("ball-recalled", ball=ball, first="earlier")
+            self.evidence.find("ball-recalled", ball=ball, first="earlier")
             return
-        self._new_ball(ball)
+        new_ball(ball)
 
     def _named_wrong(self, correction: Correction, ball: Ball) -> Ball | None:
         """The ball a correction applies to: the one its correct call names, whenever the correction comes. The
@@ -122,34 +162,38 @@ class Correcting(ConductCore):
         wrong = correction.wrong
         if not correction.sentence or correction.second is not None or (wrong is not None and misread(wrong, ball)):
             return wrong
-        named = [b for b in reversed(self.board.called) if b.letter == ball.letter and b != ball and misread(b, ball)]
+        called = self.state.board.called
+        named = [b for b in reversed(called) if b.letter == ball.letter and b != ball and misread(b, ball)]
         return named[0] if named else wrong
 
-    def _expired_miscall(self) -> None:
-        self._settle_correction()
+    @expires("miscall")
+    def miscall_left(self) -> None:
+        """A(5): the window for the error sentence closed."""
+        self.settle()
 
-    def _expired_correction_call(self) -> None:
-        correction = self.correction
+    @expires("correction-call")
+    def correct_call_missing(self) -> None:
+        """A(5): the window for the correct call after the error sentence closed."""
+        correction = self.state.game.correction
         if correction is not None:
-            self.correction = None
-            self.find(
+            self.state.game.correction = None
+            self.evidence.find(
                 "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
             )
 
-    def _settle_correction(self) -> None:
+    def settle(self) -> None:
         """A(5): a mis-call noticed but never corrected, or the error sentence with no correct call after it."""
-        correction = self.correction
+        correction = self.state.game.correction
         if correction is None:
             return
-        self.correction = None
-        self._cancel("miscall", "correction-call")
+        self.state.game.correction = None
+        self.windows.cancel("miscall", "correction-call")
+        find = self.evidence.find
         if correction.sentence:
-            self.find(
-                "correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time
-            )
+            find("correction-call-missing", heard=correction.heard, unsure=correction.unsure, since=correction.time)
         elif correction.noball is not None:
             _, number = correction.noball
-            self.find(
+            find(
                 "bad-call-not-corrected",
                 heard=correction.heard,
                 unsure=correction.unsure,
@@ -158,7 +202,7 @@ class Correcting(ConductCore):
                 column=Ball(number).letter,
             )
         else:
-            self.find(
+            find(
                 "miscall-not-corrected",
                 heard=correction.heard,
                 unsure=correction.unsure,
@@ -166,30 +210,42 @@ class Correcting(ConductCore):
                 ball=correction.wrong,
             )
 
-    # ----- A(4), A(5): the master board console --------------------------------------------------
 
+class MasterBoard:
+    """A(4) the ball shown, A(5) a call that differs from the ball keyed on the master board console. Reads the
+    input in hand, the game's `pending` and calls; writes a call's `keyed`, the game's `unmatched_key`, the held
+    ball during a claim (B(3))."""
+
+    def __init__(self, state: ConductState, evidence: Evidence, calls: Calls) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.calls = calls
+
+    @check
     def key_ball(self) -> None:
         """A ball keyed on the master board: the held ball during a claim, else the call it shows."""
-        key = self.now.key
+        state = self.state
+        key = state.now.key
         if key is None:
             return
-        if self.state == "claim":
-            if self.board.held_ball is None and key.ball not in self.board.called:
-                self.board.held_ball = key.ball
-                if self.claim is not None:
-                    self.claim.record.held_ball = key.ball
+        if state.phase == "claim":
+            if state.board.held_ball is None and key.ball not in state.board.called:
+                state.board.held_ball = key.ball
+                if state.game.claim is not None:
+                    state.game.claim.record.held_ball = key.ball
             return
-        records = self._records()
-        pending = self.pending
+        records = self.calls.records()
+        pending = state.game.pending
         if pending is not None and records and records[-1].ball == pending.ball and not records[-1].keyed:
-            self._compare_key(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
+            self.compare(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
         else:
-            self.unmatched_key = key  # keyed before it is called
+            state.game.unmatched_key = key  # keyed before it is called
 
-    def _compare_key(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
+    def compare(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
         """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball."""
         if record.ball == keyed:
             record.keyed = True
             return
-        self.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed)
-        self.prompt("board-differs", unsure=unsure, heard=heard, keyed=self.spoken(keyed), called=heard)
+        self.evidence.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed)
+        spoken = self.evidence.spoken(keyed)
+        self.evidence.prompt("board-differs", unsure=unsure, heard=heard, keyed=spoken, called=heard)

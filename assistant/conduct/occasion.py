@@ -1,43 +1,59 @@
-"""The games of an occasion: each opened by the hall's program (or by its first words) and closed by the next;
-E(2)(f): the aggregate prizes of the occasion."""
+"""The games of an occasion: each opened by the hall's program (or by its first words) and closed by the next."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..board import Board
-from ..messages import GameClosed, GameOpened, GamePlan, GameRecord, Role
-from .core import ConductCore, dollars
-from .state import Hearing
+from ..messages import GameClosed, GameOpened, GamePlan, GameRecord, Output, Role
+from .calling import Repeats
+from .core import ProcedureSettings, Windows, check
+from .correction import Correcting
+from .evidence import Evidence
+from .prizes import PrizeCap
+from .state import ConductState, GameState, Hearing
 
 
-class Occasion(ConductCore):
-    """Games opened and closed, with what each left undone; E(2)(f) the prize cap of the occasion."""
+class Occasion:
+    """Games opened and closed, with what each left undone (A(3), A(5), B(8), B(9)); E(2)(f) the prize cap checked
+    as a game opens. Reads the input in hand and the machine's phase; writes the occasion's games and notes, the
+    state's `game` (a fresh `GameState` per game), `board`, `hearings` and `closed_at`, the "announce" window."""
 
+    def __init__(
+        self,
+        state: ConductState,
+        evidence: Evidence,
+        windows: Windows,
+        repeats: Repeats,
+        corrections: Correcting,
+        prizes: PrizeCap,
+        settings: ProcedureSettings,
+        emit: Callable[[Output], None],
+    ) -> None:
+        self.state = state
+        self.evidence = evidence
+        self.windows = windows
+        self.repeats = repeats
+        self.corrections = corrections
+        self.prizes = prizes
+        self.settings = settings
+        self.emit = emit
+
+    @check
     def open_game(self) -> None:
         """A game of the hall's program begins; E(2)(f): warn before its prize would cross the cap."""
-        plan = self.now.plan or GamePlan()
-        self._reset_game()
-        number = len(self.occasion.games) + 1
-        self.game = GameRecord(number=number, plan=plan, start=self.now.time)
-        self.plan_doubts = self.now.plan_doubts
-        self.occasion.games.append(self.game)
-        self.hearings = self._carried_into_game(self.now.time)
-        self.board = Board(game_number=number, plan=plan)
-        self.emit(GameOpened(number, plan, self.now.time))
-        if plan.prize:
-            total = self.occasion.prizes_total + plan.prize
-            if total > self.settings.prize_cap:
-                self.find(
-                    "prize-cap-ahead",
-                    heard="",
-                    game=number,
-                    prize=dollars(plan.prize),
-                    total=dollars(total),
-                    cap=dollars(self.settings.prize_cap),
-                )
-                self.prompt("prize-cap", total=dollars(total))
-        self._due("announce", self.settings.answer_window)
+        state = self.state
+        plan = state.now.plan or GamePlan()
+        number = len(state.occasion.games) + 1
+        record = GameRecord(number=number, plan=plan, start=state.now.time)
+        state.game = GameState(record=record, plan_doubts=state.now.plan_doubts)
+        state.occasion.games.append(record)
+        state.hearings = self._carried_into_game(state.now.time)
+        state.board = Board(game_number=number, plan=plan)
+        self.emit(GameOpened(number, plan, state.now.time))
+        self.prizes.ahead(plan, number)
+        self.windows.open("announce", self.settings.answer_window)
 
     def _carried_into_game(self, opened: float) -> list[Hearing]:
         """The hearings a game opened at `opened` keeps: its own, and each role's unsure hearings right before it
@@ -46,10 +62,11 @@ class Occasion(ConductCore):
         closes only now and the new one may have begun in those unsure hearings (its cards sold and prize heard
         unsure, then "last ball called is not required" heard sure): the words it owed may be in them
         (`heard_unsure`). Hall audio at 10 dB gave two false E(1) violations when they were dropped."""
-        since = self.closed_at if self.closed_at is not None and self.closed_at < opened else -math.inf
+        closed = self.state.closed_at
+        since = closed if closed is not None and closed < opened else -math.inf
         kept: list[Hearing] = []
         before_sure: set[Role] = set()
-        for hearing in reversed(self.hearings):
+        for hearing in reversed(self.state.hearings):
             if hearing.time >= opened:
                 kept.append(hearing)
             elif hearing.time > since and hearing.role not in before_sure:
@@ -59,60 +76,52 @@ class Occasion(ConductCore):
                     before_sure.add(hearing.role)
         return kept[::-1]
 
+    @check
     def open_unplanned_game(self) -> None:
         """Words of a game came with no @game line: follow it as a regular game, and say so in the notes."""
-        number = len(self.occasion.games) + 1
-        self.occasion.notes.append(
+        state = self.state
+        number = len(state.occasion.games) + 1
+        state.occasion.notes.append(
             f"game {number}: no @game line (hall program) before its first words; followed as a regular game"
         )
-        saved = self.now.plan
-        self.now.plan = GamePlan()
+        saved = state.now.plan
+        state.now.plan = GamePlan()
         self.open_game()
-        self.now.plan = saved
+        state.now.plan = saved
 
+    @check
     def close_game(self) -> None:
-        """The next game or the end of the session closes what is open: each missing step is a finding."""
-        if self.game is None:
+        """The next game or the end of the session closes what is open: each missing step is a finding (B(8) a
+        claim never ruled, B(9) the question and the completion after a valid bingo)."""
+        state = self.state
+        game = state.game
+        if game.record is None:
             return
-        self.expire(self.now.time, inclusive=True)
-        if self.state == "announcing" and not self.board.called:
-            self._finish("not-played")
-        elif self.state == "claim":
-            since = self.claim.record.time if self.claim is not None else None
-            self.find("claim-not-resolved", heard="", since=since)
-            self._finish("claim-unresolved")
-        elif self.state == "closing":
-            if not self.asked_other:
-                self.find("other-bingos-not-asked", heard="", since=self.won_at)
-            self.find("game-not-completed", heard="", since=self.won_at)
-            self._finish("won-not-completed")
+        self.windows.expire(state.now.time, inclusive=True)
+        if state.phase == "announcing" and not state.board.called:
+            self.finish("not-played")
+        elif state.phase == "claim":
+            since = game.claim.record.time if game.claim is not None else None
+            self.evidence.find("claim-not-resolved", heard="", since=since)
+            self.finish("claim-unresolved")
+        elif state.phase == "closing":
+            if not game.asked_other:
+                self.evidence.find("other-bingos-not-asked", heard="", since=game.won_at)
+            self.evidence.find("game-not-completed", heard="", since=game.won_at)
+            self.finish("won-not-completed")
         else:
-            self._finish("stopped")
+            self.finish("stopped")
 
-    def _finish(self, status: str) -> None:
+    def finish(self, status: str) -> None:
         """Close the game: a call said once (A(3)) or a mis-call left open (A(5)) is a finding."""
-        assert self.game is not None
-        self._settle_pending(closing=not self.now.ending)
-        self._settle_correction()
-        self.game.status = status
-        self.closed_at = self.now.time
-        self.emit(GameClosed(self.game.number, status, self.now.time))
-        self.game = None
-        self.dues.clear()
-        self.claim = None
-
-    def _count_prize(self) -> None:
-        """E(2)(f): the game's prize is offered once its first ball is drawn."""
-        plan = self.board.plan or GamePlan()
-        prize = self.announced.prize if self.announced.prize is not None else plan.prize
-        if not prize or self.prize_counted:
-            return
-        self.prize_counted = True
-        before = self.occasion.prizes_total
-        self.occasion.prizes_total = before + prize
-        if self.occasion.prizes_total > self.settings.prize_cap >= before:
-            self.find(
-                "prize-cap-exceeded",
-                total=dollars(self.occasion.prizes_total),
-                cap=dollars(self.settings.prize_cap),
-            )
+        state = self.state
+        game = state.game
+        assert game.record is not None
+        self.repeats.settle(closing=not state.now.ending)
+        self.corrections.settle()
+        game.record.status = status
+        state.closed_at = state.now.time
+        self.emit(GameClosed(game.record.number, status, state.now.time))
+        game.record = None
+        game.dues.clear()
+        game.claim = None

@@ -1,10 +1,24 @@
-"""What the checks hold while a game is followed: the input in hand, a call said once, a mis-call, a claim."""
+"""What the checks hold while an occasion is followed, as one explicit state (`ConductState`, with the game's
+`GameState`): the input in hand, a call said once, a mis-call, the announcements, a claim, the windows open."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..messages import Ball, BoardKey, ClaimRecord, Doubt, GamePlan, Meaning, Role, Utterance
+from ..board import Board
+from ..messages import (
+    Ball,
+    BoardKey,
+    ClaimRecord,
+    Doubt,
+    GamePlan,
+    GameRecord,
+    Meaning,
+    OccasionRecord,
+    OutageRecord,
+    Role,
+    Utterance,
+)
 
 
 @dataclass
@@ -130,3 +144,74 @@ class SideClaim:
 class Due:
     kind: str
     deadline: float
+
+
+@dataclass(eq=False)
+class GameState:
+    """What the checks hold of the game being followed; a game opened starts from a fresh one."""
+
+    record: GameRecord | None = None
+    """The game's record (calls, claims, findings): None before the first game and once a game closes."""
+    plan_doubts: tuple[Doubt, ...] = ()
+    """Hearings where a game before this one may have ended unheard: the plan may be another game's."""
+    pending: Pending | None = None
+    """A(3): the call in hand, said once, owed its second saying."""
+    unrepeated: list[Ball] = field(default_factory=list)
+    """A(3): balls found said once; a late second saying of one is no new call."""
+    correction: Correction | None = None
+    """A(5): a mis-call noticed or announced, waiting for its correct call."""
+    announced: Announced = field(default_factory=Announced)
+    """A(1), D, E(1): what the caller announced."""
+    claim: Claim | None = None
+    """B(1)-B(8): the claim being verified."""
+    asked_other: bool = False
+    """B(9): "are there any other bingos?" was asked."""
+    won: bool = False
+    """B(4): a valid bingo ended the game."""
+    won_at: float = 0.0
+    """When it was declared valid: B(9)'s words are owed from then."""
+    held_next: bool = False
+    """B(5): an invalid claim was ruled: the held ball is the next call."""
+    held_hearing: Hearing | None = None
+    """The hearing that named the held ball, when it was the call a bingo cut off (B(5))."""
+    dropped_claim: Hearing | None = None
+    """A bingo heard unsure that the game went on past, or a player's or the floor's words heard unsure while
+    balls were called (perhaps a bingo the recognizer could not make out: `heard_aside`), until a new ball is
+    said twice, both sayings sure: till then every finding rests on it too. Calls of balls already called may
+    have been the caller confirming its winning numbers (C), not balls called again (A(6)); calls of balls not
+    called, each said once, may have been the caller reading a cover-all's uncalled numbers (B(8)), not calls
+    said once (A(3)) or mis-calls (A(5))."""
+    unmatched_key: BoardKey | None = None
+    """A(4), A(5): a ball keyed on the master board before it was called."""
+    prize_counted: bool = False
+    """E(2)(f): the game's prize counts toward the occasion's cap."""
+    not_called_heard: list[Ball] = field(default_factory=list)
+    """B(8): winning numbers just heard, heard sure, that were not called: one prompt names them."""
+    dues: dict[str, Due] = field(default_factory=dict)
+    """The windows open (a repeat, an answer owed), by kind: each speaks when it closes."""
+
+
+@dataclass(eq=False)
+class ConductState:
+    """Everything the checks read and write while an occasion is followed, in one place. The `transitions` machine
+    keeps its state in `phase` (a state of the rule pack)."""
+
+    occasion: OccasionRecord = field(default_factory=OccasionRecord)
+    board: Board = field(default_factory=Board)
+    game: GameState = field(default_factory=GameState)
+    now: Now = field(default_factory=Now)
+    """The input in hand."""
+    phase: str = "idle"
+    """The machine's state; the machine sets it."""
+    phase_unsure: bool = False
+    """The machine is in its state by a hearing heard unsure (a "bingo" heard unsure), while it is there."""
+    phase_hearing: Hearing | None = None
+    """That hearing."""
+    outage: OutageRecord | None = None
+    """F: the power outage in progress."""
+    outage_flagged: bool = False
+    """F: the outage's manual draw without approval was found (once per outage)."""
+    hearings: list[Hearing] = field(default_factory=list)
+    """Every hearing of the game so far, sure or not: where owed words may hide, and where that stops."""
+    closed_at: float | None = None
+    """When the last game closed: a game opened later began no earlier than that."""
