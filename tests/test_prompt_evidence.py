@@ -143,17 +143,31 @@ def test_a_sure_saying_replaces_an_unsure_call_it_contradicts_even_after_say_it_
     assert all(f["severity"] == "uncertain" for f in game["findings"])
 
 
+NO_CALL_YET = """@game type=regular last_ball_required=no
+0:00 caller: last ball called is not required
+"""
+CARD = "0:20 floor: manufacturer one four two serial number five five one two"
+CALLS_ON = "0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two"
+
+
 @pytest.mark.parametrize(
-    ("after", "asked"),
+    ("session", "asked"),
     [
-        ("0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two", False),
-        ("0:08 player?: bingo\n0:20 floor: manufacturer one four two serial number five five one two", True),
-        ("0:08 player(0.02): bingo\n0:20 floor: manufacturer one four two serial number five five one two", False),
+        (
+            OPENING + "0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two",
+            False,
+        ),
+        (OPENING + "0:08 player?: bingo\n" + CARD, True),
+        (OPENING + "0:08 player(0.02): bingo\n" + CARD, False),
+        (NO_CALL_YET + "0:08 player?: bingo\n" + CARD + "\n0:30 caller: B seven\n0:33 caller: B seven", False),
     ],
-    ids=["the-caller-calls-on", "nothing-sure-follows", "hardly-a-bingo"],
+    ids=["the-caller-calls-on", "nothing-sure-follows", "hardly-a-bingo", "no-ball-called-yet"],
 )
-def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(tmp_path: Path, after: str, asked: bool) -> None:
-    result, prompts = check(tmp_path, OPENING + after + "\n", "--json")
+def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(
+    tmp_path: Path, session: str, asked: bool
+) -> None:
+    """No card can have won before a ball is called: a bingo heard unsure then is kept for review, never asked."""
+    result, prompts = check(tmp_path, session + "\n", "--json")
     times = [p["time"] for p in json.loads((tmp_path / "prompts.json").read_text()) if p["kind"] == "bingo-unsure"]
     assert times == ([12.0] if asked else []), prompts
     findings = [f for g in json.loads(result.stdout)["games"] for f in g["findings"] if f["code"] == "bingo-unsure"]

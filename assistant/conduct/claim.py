@@ -113,8 +113,11 @@ class Claiming:
         if state.now.unsure:
             self.evidence.find("bingo-unsure")
             utterance = state.now.utterance
-            if utterance is None or utterance.confidence >= self.settings.claim_ask_floor:
-                self.windows.open("bingo-unsure", self.settings.claim_wait)  # asked only if nothing sure settles it
+            # asked only if nothing sure settles it, and never before a ball is called: no card can have won then,
+            # so the board witnesses that the hearing was no claim (a "bingo" heard in the crowd before the first
+            # call of a game at 10 dB made the question)
+            if state.board.called and (utterance is None or utterance.confidence >= self.settings.claim_ask_floor):
+                self.windows.open("bingo-unsure", self.settings.claim_wait)
         else:
             self.evidence.prompt("read-card")
 
