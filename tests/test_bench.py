@@ -156,6 +156,7 @@ def test_conditions_name_their_babble() -> None:
     assert Condition(5.0, "real").key == "5-real"
 
 
+@pytest.mark.engine
 def test_tiny_run_gives_a_full_table_for_both_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BINGO_VOSK_MODEL", raising=False)
     plan = Plan(

@@ -113,6 +113,7 @@ def test_check_writes_a_record_that_verifies_and_reports(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("name", ["demo_game", "demo_violation"])
+@pytest.mark.engine
 def test_a_recording_gives_the_same_report_as_its_transcript(tmp_path: Path, name: str) -> None:
     script = FIXTURES / f"{name}.txt"
     plan = tmp_path / "plan.txt"
@@ -128,6 +129,7 @@ def test_a_recording_gives_the_same_report_as_its_transcript(tmp_path: Path, nam
     assert heard["games"][0]["status"] == typed["games"][0]["status"]
 
 
+@pytest.mark.engine
 def test_a_recording_with_the_board_log_checks_the_master_board(tmp_path: Path) -> None:
     script = FIXTURES / "demo_game.txt"
     plan = tmp_path / "plan.txt"
@@ -148,6 +150,7 @@ def test_a_recording_with_the_board_log_checks_the_master_board(tmp_path: Path) 
     assert "--board is for recordings" in one_error_line(run("check", script, "--board", board))
 
 
+@pytest.mark.engine
 def test_transcribe_prints_json_lines_with_calls() -> None:
     result = run("transcribe", FIXTURES / "calls.wav", "--json")
     assert result.returncode == 0, result.stderr
@@ -160,6 +163,7 @@ def test_transcribe_prints_json_lines_with_calls() -> None:
     assert rows[0]["start"] < rows[0]["end"] <= rows[1]["start"]
 
 
+@pytest.mark.engine
 def test_audio_of_any_rate_and_channels_is_converted(tmp_path: Path) -> None:
     source = read_wav(FIXTURES / "calls.wav").channels[0]
     from scipy.signal import resample_poly
@@ -180,6 +184,7 @@ def test_audio_of_any_rate_and_channels_is_converted(tmp_path: Path) -> None:
     assert sum(a == b for a, b in zip(calls, expected, strict=False)) >= 4, calls
 
 
+@pytest.mark.engine
 def test_a_halls_config_file_changes_how_the_engine_cuts_and_listens(tmp_path: Path) -> None:
     """[endpoint] and [whisper] of --config reach the hall engine (the calls it hears by default: the test above)."""
     hall = tmp_path / "hall.toml"
@@ -248,6 +253,7 @@ def test_diagram_is_drawn_from_the_rule_pack(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("game", "status"), [("compliant", 0), ("faulty", 1)])
+@pytest.mark.engine
 def test_demo_runs_the_whole_pipeline_and_leaves_a_record(tmp_path: Path, game: str, status: int) -> None:
     out = tmp_path / "demo"
     result = run("demo", "--out", out, "--game", game, "--voice", "wav")

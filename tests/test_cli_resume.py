@@ -86,6 +86,7 @@ def kill_at(proc: subprocess.Popen[bytes], db: Path, inputs: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     script = tmp_path / "occasion.txt"
     script.write_text(long_session(games=GAMES), encoding="utf-8")

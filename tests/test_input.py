@@ -66,6 +66,7 @@ def voice() -> np.ndarray:
         ("compressed.mp3", 16000, "MP3", "MPEG_LAYER_III"),
     ],
 )
+@pytest.mark.engine
 def test_a_recording_of_any_kind_libsndfile_reads_is_heard(
     tmp_path: Path, voice: np.ndarray, name: str, rate: int, fmt: str, subtype: str
 ) -> None:
@@ -80,6 +81,7 @@ def test_a_recording_of_any_kind_libsndfile_reads_is_heard(
     assert calls_heard(run("transcribe", path, "--json")) == FIRST_CALLS
 
 
+@pytest.mark.engine
 def test_a_recording_is_told_from_a_transcript_by_what_it_holds(tmp_path: Path) -> None:
     """An MP3 is a recording whatever its name (it was "not a text file (not UTF-8)"); a file libsndfile cannot
     read is named by what it is; a transcript is a transcript whatever its name."""
@@ -100,6 +102,7 @@ def test_a_recording_is_told_from_a_transcript_by_what_it_holds(tmp_path: Path) 
     assert run("check", transcript, "--quiet").returncode == 0
 
 
+@pytest.mark.engine
 def test_a_recording_of_more_than_two_channels_says_which_are_heard(tmp_path: Path, voice: np.ndarray) -> None:
     """Six channels were read as two without a word: now they are chosen (--channels CALLER[,FLOOR], from 1)."""
     six = np.zeros((len(voice), 6))
@@ -119,6 +122,7 @@ def test_a_recording_of_more_than_two_channels_says_which_are_heard(tmp_path: Pa
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+@pytest.mark.engine
 def test_a_transcript_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_one(
     tmp_path: Path, encoding: str
 ) -> None:
@@ -162,6 +166,7 @@ def test_a_transcript_that_holds_no_game_is_never_compliant(tmp_path: Path, text
     assert result.stdout == ""
 
 
+@pytest.mark.engine
 def test_a_recording_with_no_speech_is_never_compliant(tmp_path: Path) -> None:
     """Digital silence, and a quiet room's hiss, in a stereo recording: each channel's silence is named."""
     rng = np.random.default_rng(5)
@@ -182,6 +187,7 @@ def test_a_recording_with_no_speech_is_never_compliant(tmp_path: Path) -> None:
         ]
 
 
+@pytest.mark.engine
 def test_a_long_silence_is_never_compliant_and_is_recorded_so(tmp_path: Path) -> None:
     path = tmp_path / "dead-microphone.wav"
     sf.write(path, np.zeros(150 * 8000, dtype=np.int16), 8000, subtype="PCM_16")  # 2.5 minutes, mono
@@ -198,12 +204,14 @@ def test_a_long_silence_is_never_compliant_and_is_recorded_so(tmp_path: Path) ->
     assert "Incomplete input: no speech heard" in page.stdout
 
 
+@pytest.mark.engine
 def test_a_recording_of_talk_without_a_call_is_never_compliant() -> None:
     """Chatter, no ball called: no game was heard."""
     result = run("check", FIXTURES / "chatter.wav", "--quiet")
     assert one_error_line(result).endswith("no call heard in 0:00:14 of the caller's channel")
 
 
+@pytest.mark.engine
 def test_a_channel_the_check_hears_must_hold_speech(tmp_path: Path, voice: np.ndarray) -> None:
     """The caller spoke, the floor's microphone was dead: said; `--channels 1` hears the caller alone."""
     path = tmp_path / "dead-floor.wav"
@@ -215,6 +223,7 @@ def test_a_channel_the_check_hears_must_hold_speech(tmp_path: Path, voice: np.nd
     assert caller_alone.stderr == ""
 
 
+@pytest.mark.engine
 def test_a_truncated_recording_is_checked_as_far_as_it_goes_and_says_so(tmp_path: Path, voice: np.ndarray) -> None:
     whole = tmp_path / "whole.wav"
     sf.write(whole, np.concatenate([voice, np.zeros(6 * 16000)]), 16000, subtype="PCM_16")  # 10.2 s
@@ -230,6 +239,7 @@ def test_a_truncated_recording_is_checked_as_far_as_it_goes_and_says_so(tmp_path
 
 
 @pytest.mark.parametrize("kind", ["sizes-never-written", "ogg-cut-short", "flac-cut-short"])
+@pytest.mark.engine
 def test_a_recording_cut_short_another_way_is_read_as_far_as_it_goes(
     tmp_path: Path, voice: np.ndarray, kind: str
 ) -> None:

@@ -79,6 +79,7 @@ def test_the_uninterrupted_run_matches_the_procedure_alone(uninterrupted: Path, 
         assert len(items) > 300 and len(record.all_findings()) > 0
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(
     tmp_path: Path, script: Path, uninterrupted: Path
 ) -> None:

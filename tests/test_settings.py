@@ -39,6 +39,7 @@ def test_a_hall_file_overrides_and_flags_override_it(tmp_path: Path) -> None:
     assert load_settings(hall).recognizer.whisper_model == tmp_path / "models" / "whisper"
 
 
+@pytest.mark.engine
 def test_a_quiet_hall_sets_how_far_speech_must_stand_above_the_background(tmp_path: Path) -> None:
     from assistant.engines.pocketsphinx_engine import PocketsphinxRecognizer
     from assistant.grammar import Grammar
@@ -109,6 +110,7 @@ def test_a_hall_file_sets_how_the_engine_listens_and_cuts(tmp_path: Path) -> Non
     assert settings.endpoint == replace(HALL_CUTTING, hangover=0.8, below_peak_db=float("inf"), close_smoothing=10)
 
 
+@pytest.mark.engine
 def test_pocketsphinx_and_vosk_cut_with_their_own_defaults_and_the_halls_changes(tmp_path: Path) -> None:
     from assistant.endpoint import EndpointSettings
     from assistant.grammar import Grammar

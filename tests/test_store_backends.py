@@ -30,7 +30,7 @@ LONG_AGO = datetime(2022, 1, 7, 19, 0, tzinfo=UTC)
 RECENT = datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def record(request: pytest.FixtureRequest, tmp_path: Path) -> RecordLocation:
     if request.param == "sqlite":
         return tmp_path / "hall.db"

@@ -207,6 +207,7 @@ def heard_during(heard: list[Heard], start: float, end: float) -> list[Heard]:
     return [h for h in heard if start <= (h.start + h.end) / 2 < end and h.text.strip()]
 
 
+@pytest.mark.engine
 def test_voice_out_wav_transcribed_back_says_each_prompt_at_its_time(
     grammar: Grammar, fresh_voice: Pyttsx3Voice, tmp_path: Path
 ) -> None:
@@ -259,6 +260,7 @@ def test_voice_out_wav_transcribed_back_says_each_prompt_at_its_time(
 # ----- self-hearing: our voice in the caller's microphone ----------------------------------------
 
 
+@pytest.mark.engine
 def test_our_voice_in_the_caller_channel_never_counts_as_the_caller(
     grammar: Grammar, fresh_voice: Pyttsx3Voice
 ) -> None:
