@@ -49,7 +49,7 @@ from .pipeline import (
     CHANNEL_ROLES,
     UNHEARD_END,
     EventPrinter,
-    Hearing,
+    Listening,
     Session,
     Speech,
     plans_from,
@@ -321,15 +321,15 @@ def check(args: argparse.Namespace, settings: Settings) -> int:
             shown = not args.quiet and sys.stderr.isatty()
             chunks = with_progress(source, Progress(source.duration)) if shown else source.steps()
             roles = CHANNEL_ROLES[: source.channels]
-            hearing = Hearing.of(source.channels, settings, grammar)
-            hearing.follow(session)
+            listening = Listening.of(source.channels, settings, grammar)
+            listening.follow(session)
             heard = _Heard()
 
             def ended() -> float:  # a file cut short ends where it was read to
                 return source.now() if source.shortfall() is not None else source.duration
 
             session.run(
-                hearing.inputs(
+                listening.inputs(
                     chunks, plans_from(args.plan), keys=keys, end=ended, heard=lambda speech: _speech_of(speech, heard)
                 )
             )
@@ -380,9 +380,9 @@ def demo(args: argparse.Namespace, settings: Settings) -> int:
         print(f"demo: {wav.name} through {settings.recognizer.engine}, the NM 15.4.7.11 procedure, voice: {mode}")
         session = run.session()
         recording = read_wav(wav)
-        hearing = Hearing.of(len(recording.channels), settings, grammar)
-        hearing.follow(session)
-        session.run(hearing.recording(recording, plans))
+        listening = Listening.of(len(recording.channels), settings, grammar)
+        listening.follow(session)
+        session.run(listening.recording(recording, plans))
         run.finish(session, args.prompts_json or out / "demo-prompts.json")
     report_html, report_json = out / "demo-report.html", out / "demo-report.json"
     with Store.open(db, readonly=True) as store:
@@ -401,10 +401,10 @@ def transcribe(args: argparse.Namespace, settings: Settings) -> int:
     recording = read_wav(args.audio, channels=channels_heard(args.audio, args.channels))
     if recording.shortfall is not None:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
-    hearing = Hearing.of(len(recording.channels), settings, grammar)
+    listening = Listening.of(len(recording.channels), settings, grammar)
     if len(recording.channels) == 1:  # one voice on one channel: it may say what any role says
-        hearing.recognizers[0].set_step(tuple(grammar.intents))
-    for utterance in hearing.utterances(recording):
+        listening.recognizers[0].set_step(tuple(grammar.intents))
+    for utterance in listening.utterances(recording):
         call = next((str(m.ball) for m in utterance.meanings if m.intent == "call" and m.ball), None)
         if args.json:
             row: dict[str, object] = {
@@ -440,7 +440,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             for role in hall.roles:
                 session.feed(Utterance(until, at, role, "", confidence=0.0, uncertain=True))
         # the recognizers listen for the step the record reached, if any, and follow the procedure from there
-        hall.hearing.follow(session, session.procedure.step if until is not None else None)
+        hall.listening.follow(session, session.procedure.step if until is not None else None)
         games = session.procedure.occasion.games  # a resumed occasion goes on with its program
         sure_calls = len(games[-1].calls) if games else 0
         doubts = session.procedure.plan_doubts
@@ -457,7 +457,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             doubted: Speech = (gate.doubt(i) if isinstance(i, Utterance) else i for i in speech)
             return _timed(doubted, hall.now, timings) if timings is not None else doubted
 
-        inputs = hall.hearing.inputs(
+        inputs = hall.listening.inputs(
             hall.start(gate, at),
             plans,
             due=lambda: session.procedure.next_due,
@@ -540,7 +540,7 @@ class _Microphones:
                 sources.append(device(floor, (Role.FLOOR,)))
         self.devices = Devices(sources)
         self.roles = (Role.CALLER, Role.FLOOR)[: self.devices.channels]
-        self.hearing = Hearing.of(self.devices.channels, settings, grammar)
+        self.listening = Listening.of(self.devices.channels, settings, grammar)
 
     def now(self) -> float:
         """The caller's device clock: seconds it has delivered (stream time)."""
@@ -688,13 +688,13 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError(f"--session-minutes must be more than 0, not {minutes:g}")
     grammar = Grammar.load(settings.recognizer.grammar)
     try:  # the port is taken now: one in use is told before anything starts, and no address is announced
-        listening = bind(args.host, args.port)
+        bound = bind(args.host, args.port)
     except BindError as exc:
         raise UsageError(str(exc)) from None
-    port = listening.getsockname()[1]  # --port 0: the one the system gave
+    port = bound.getsockname()[1]  # --port 0: the one the system gave
     source = str(args.session.resolve()) if args.session is not None else "console"
     run = _Run(settings, grammar, source=source, printer=True)
-    run.stack.callback(listening.close)
+    run.stack.callback(bound.close)
     sessions: list[Session] = []
     # the microphones started before anything is recorded (a missing device stops serve with nothing written),
     # and their clock the hub's: a ball keyed on the page and a call heard at that moment get one time
@@ -712,10 +712,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         print(f"bingo-assistant: {recording.shortfall}", file=sys.stderr)
     if recording is None and args.channels is not None:
         raise UsageError("--channels is for recordings (--session FILE)")
-    hearing = (
-        hall.hearing
+    listening = (
+        hall.listening
         if hall is not None
-        else Hearing.of(len(recording.channels), settings, grammar)
+        else Listening.of(len(recording.channels), settings, grammar)
         if recording is not None
         else None
     )
@@ -726,8 +726,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
             print(f"record: writing to {run.record_name(args.db)}", file=sys.stderr)
         session = run.session()
         session.sinks.append(emit)
-        if hearing is not None:  # the recognizers listen for what the procedure expects next, as in `listen`
-            hearing.follow(session)
+        if listening is not None:  # the recognizers listen for what the procedure expects next, as in `listen`
+            listening.follow(session)
         sessions.append(session)
         return session
 
@@ -762,8 +762,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     def feed_speech() -> None:
         if args.session is not None:
-            if recording is not None and hearing is not None:
-                items: Iterable[Input] = hearing.recording(recording, plans)
+            if recording is not None and listening is not None:
+                items: Iterable[Input] = listening.recording(recording, plans)
             else:
                 items = _script_inputs(args.session, grammar)
             started = time.monotonic()
@@ -781,7 +781,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
                 hub.feed(item)
         elif hall is not None and steps is not None:
             due = lambda: hub.on_desk(lambda: sessions[0].procedure.next_due if sessions else None)  # noqa: E731
-            for item in hall.hearing.inputs(steps, plans, due=due):
+            for item in hall.listening.inputs(steps, plans, due=due):
                 if stopping.is_set():
                     return
                 hub.feed(gate.doubt(item) if isinstance(item, Utterance) else item)
@@ -797,7 +797,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     )
     try:
         with suppress(KeyboardInterrupt):  # Ctrl-C stops the console (uvicorn raises it again once it has shut down)
-            serve_console(hub, args.host, port, access, sock=listening)
+            serve_console(hub, args.host, port, access, sock=bound)
     finally:
         stopping.set()  # a hearing the speech thread holds now is the last it may feed
         if sessions:

@@ -339,7 +339,7 @@ Speech = Iterator[Utterance | Tick]
 """What the channels heard, in time order: the hearings, and time passing while nobody speaks."""
 
 
-class Hearing:
+class Listening:
     """How every run hears a hall: one recognizer per channel (the caller's, then the floor's), each narrowed to
     what the procedure expects next, turning the hall's audio (a recording in memory, a file read block by block,
     the microphones) into the procedure's inputs in time order: the program's games as the speech shows them, the
@@ -353,7 +353,9 @@ class Hearing:
             recognizer.set_step(role_intents(grammar, role))
 
     @classmethod
-    def of(cls, channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None) -> Hearing:
+    def of(
+        cls, channels: int, settings: Settings, grammar: Grammar, options: dict[str, Any] | None = None
+    ) -> Listening:
         """The configured engine on each of `channels` channels (`options`: the benchmarks' --option)."""
         return cls([recognizer_from(settings, grammar, options) for _ in CHANNEL_ROLES[:channels]], grammar)
 

@@ -12,7 +12,7 @@ from assistant.audio import AudioChunk, chunks
 from assistant.engines.base import Heard
 from assistant.grammar import Grammar
 from assistant.messages import Doubt, GamePlan, GameStart, GameType, Role, Severity, Utterance
-from assistant.pipeline import UNHEARD_END, Hearing, heard_to_utterance, lockstep_inputs, program_games
+from assistant.pipeline import UNHEARD_END, Listening, heard_to_utterance, lockstep_inputs, program_games
 from assistant.procedure import RulePack, check_inputs
 from assistant.script import parse_script
 
@@ -175,7 +175,7 @@ def test_a_recognizer_that_fails_mid_stream_is_an_error_never_a_hang(grammar: Gr
 
     def run() -> None:
         try:
-            outcome.append(list(Hearing(recognizers, grammar).inputs(steps)))
+            outcome.append(list(Listening(recognizers, grammar).inputs(steps)))
         except ValueError as exc:
             outcome.append(exc)
 

@@ -16,7 +16,7 @@ from assistant.audio import AudioChunk, Recording
 from assistant.engines.base import Recognizer
 from assistant.grammar import Grammar
 from assistant.messages import BoardKey, GamePlan, Input, OccasionRecord, Output, Prompt, SessionEnd, end_of
-from assistant.pipeline import Hearing, Session
+from assistant.pipeline import Listening, Session
 from assistant.settings import Settings
 
 
@@ -25,7 +25,7 @@ def make_recognizers(
 ) -> list[Recognizer]:
     """One recognizer per channel (caller, floor), each limited to its roles' intents: made once, heard with again
     and again (`check_recording`'s `recognizers`)."""
-    return Hearing.of(channels, settings, grammar, options).recognizers
+    return Listening.of(channels, settings, grammar, options).recognizers
 
 
 @dataclass
@@ -38,10 +38,12 @@ class AudioCheck:
     """What the caller was told, in order."""
 
 
-def _run(settings: Settings, grammar: Grammar, hearing: Hearing, inputs: Callable[[], Iterable[Input]]) -> AudioCheck:
+def _run(
+    settings: Settings, grammar: Grammar, listening: Listening, inputs: Callable[[], Iterable[Input]]
+) -> AudioCheck:
     prompts: list[Prompt] = []
     session = Session.create(settings, grammar, [_prompts_into(prompts)])
-    hearing.follow(session)
+    listening.follow(session)
     fed: list[Input] = []
     session.on_input.append(fed.append)
     session.run(inputs())
@@ -66,12 +68,12 @@ def check_recording(
     recognizers: Sequence[Recognizer] | None = None,
 ) -> AudioCheck:
     """`check HALL.wav --plan PLAN`: the real recognizers, step follower and procedure on a recording."""
-    hearing = (
-        Hearing(recognizers, grammar)
+    listening = (
+        Listening(recognizers, grammar)
         if recognizers is not None
-        else Hearing.of(len(recording.channels), settings, grammar)
+        else Listening.of(len(recording.channels), settings, grammar)
     )
-    return _run(settings, grammar, hearing, lambda: hearing.recording(recording, plans, keys=keys))
+    return _run(settings, grammar, listening, lambda: listening.recording(recording, plans, keys=keys))
 
 
 def check_chunks(
@@ -83,8 +85,8 @@ def check_chunks(
     duration: Callable[[], float],
 ) -> AudioCheck:
     """`check` on audio that streams in chunks (a WAV read piece by piece), never holding the whole file."""
-    hearing = Hearing.of(channels, settings, grammar)
-    return _run(settings, grammar, hearing, lambda: hearing.inputs(channel_chunks, plans, end=duration))
+    listening = Listening.of(channels, settings, grammar)
+    return _run(settings, grammar, listening, lambda: listening.inputs(channel_chunks, plans, end=duration))
 
 
 def check_script(
