@@ -191,7 +191,7 @@ def _job(job: Job) -> dict[str, np.ndarray]:
         found = list(examples(voice, index, seed, grammar, calls, others))
     window = round(encoder.settings.window * RATE)
     states = [
-        encoder._encode(np.clip(e.samples[:window], -32768, 32767).astype(np.int16)).astype(np.float16) for e in found
+        encoder.encode(np.clip(e.samples[:window], -32768, 32767).astype(np.int16)).astype(np.float16) for e in found
     ]
     return {
         "x": np.stack(states),
@@ -241,7 +241,7 @@ def sets(seed: int, folder: Path, workers: int, log: Callable[[str], None]) -> d
 
 
 def prompts(recognizer: Any) -> list[tuple[int, ...]]:
-    """The prompts the engine gives (`WhisperRecognizer._prompt`), each as often as its step is heard: the
+    """The prompts the engine gives (`WhisperRecognizer.prompt`), each as often as its step is heard: the
     calling step most, then a caller's and a floor's channel, the claim, the closing, before the first ball."""
     from assistant.pipeline import role_intents
 
@@ -255,7 +255,7 @@ def prompts(recognizer: Any) -> list[tuple[int, ...]]:
         (grammar.step_intents("closing"), 1),
         (grammar.step_intents("before-first-ball"), 1),
     ):
-        for prompt in recognizer._prompt(tuple(intents)):
+        for prompt in recognizer.prompt(tuple(intents)):
             found += [tuple(prompt.tokens)] * weight
     return found
 

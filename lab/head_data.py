@@ -489,7 +489,7 @@ def _job(job: Job) -> dict[str, np.ndarray]:
     xs = np.zeros((len(found), call_head.FRAMES // call_head.POOL, 512), dtype=np.float16)
     ns = np.zeros(len(found), dtype=np.int32)
     for k, e in enumerate(found):
-        x, ns[k] = call_head.pooled(encoder._encode(e.samples), len(e.samples))
+        x, ns[k] = call_head.pooled(encoder.encode(e.samples), len(e.samples))
         xs[k] = x
     return {
         "x": xs,

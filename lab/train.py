@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES
+from assistant.engines.decision import CALL_FEATURES
+from assistant.engines.whisper_engine import CALIBRATION
 from lab import decoder_adapter, head_data
 
 SURE_WRONG = 0.002

@@ -14,7 +14,8 @@ from recorded import recordings_grammar
 
 from assistant.audio import chunks, read_wav
 from assistant.engines import EngineError, call_head, make_recognizer
-from assistant.engines.whisper_engine import ADAPTER, HEAD_DOUBT, Reading, WhisperRecognizer, WhisperSettings
+from assistant.engines.decision import HEAD_DOUBT, Decider, Reading
+from assistant.engines.whisper_engine import ADAPTER, WhisperRecognizer, WhisperSettings
 from assistant.grammar import Grammar
 from assistant.messages import Ball, Role
 from assistant.pipeline import heard_to_utterance
@@ -35,6 +36,12 @@ def hall(grammar: Grammar) -> WhisperRecognizer:
     r = make_recognizer("hall", grammar)
     assert isinstance(r, WhisperRecognizer)
     return r
+
+
+def _decider(hall: WhisperRecognizer, **changes: object) -> Decider:
+    """The hall engine's decision with these settings changed (its head, its grammar, its two-ball choice)."""
+    decider = hall.decider
+    return Decider(replace(decider.settings, **changes), decider.grammar, decider.head, decider.fitted, hall.could_be)
 
 
 def _posterior(label: int, p: float) -> np.ndarray:
@@ -76,68 +83,58 @@ def test_a_missing_or_broken_head_is_one_clear_error(grammar: Grammar, tmp_path:
 
 
 def test_the_head_weighs_the_decoder_s_call_both_ways(hall: WhisperRecognizer) -> None:
-    head = hall._head
+    head = hall.decider.head
     assert head is not None
     floor = hall.settings.min_confidence
     unsure = Reading("b seven", 0.6, {7: 0.6}, 7)
-    agreed = hall._weigh(unsure, _posterior(7, max(head.sure_at, 0.999)))
+    agreed = hall.decider.weigh(unsure, _posterior(7, max(head.sure_at, 0.999)))
     assert agreed.confidence >= floor and agreed.head == (7, pytest.approx(max(head.sure_at, 0.999)))
     sure = Reading("b seven", 0.98, {7: 0.98}, 7)
-    other_ball = hall._weigh(sure, _posterior(8, 0.9))
+    other_ball = hall.decider.weigh(sure, _posterior(8, 0.9))
     assert other_ball.confidence <= HEAD_DOUBT < floor
-    no_call = hall._weigh(sure, _posterior(0, 0.9))
+    no_call = hall.decider.weigh(sure, _posterior(0, 0.9))
     assert no_call.confidence <= HEAD_DOUBT
-    torn = hall._weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
+    torn = hall.decider.weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
     assert torn.confidence <= HEAD_DOUBT  # the head unsure of anything: the decoder alone is not sure
-    settings = hall.settings
-    hall.settings = replace(settings, decoder_alone=True)
-    try:
-        torn = hall._weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
-        assert torn.confidence == sure.confidence  # with decoder_alone on: the decoder's confidence stands
-    finally:
-        hall.settings = settings
-    long = hall._weigh(unsure, _posterior(7, 0.999), seconds=hall.settings.head_longest + 0.5)
+    torn = _decider(hall, decoder_alone=True).weigh(sure, _posterior(8, hall.settings.head_doubt - 0.1))
+    assert torn.confidence == sure.confidence  # with decoder_alone on: the decoder's confidence stands
+    long = hall.decider.weigh(unsure, _posterior(7, 0.999), seconds=hall.settings.head_longest + 0.5)
     assert long.confidence == min(unsure.confidence, HEAD_DOUBT)  # longer than any call it learned: no confirming
-    weak = hall._weigh(unsure, _posterior(7, hall.settings.head_confirms - 0.05))
+    weak = hall.decider.weigh(unsure, _posterior(7, hall.settings.head_confirms - 0.05))
     assert weak.confidence == min(unsure.confidence, HEAD_DOUBT)  # agreeing but not sure: no promotion
     phrase = Reading("last ball", 0.95, {}, None)
-    assert hall._weigh(phrase, _posterior(0, 0.99)).confidence == 0.95
+    assert hall.decider.weigh(phrase, _posterior(0, 0.99)).confidence == 0.95
 
 
-def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognizer, grammar: Grammar) -> None:
+def test_the_head_s_own_call_where_the_decoder_heard_none(hall: WhisperRecognizer) -> None:
     """In babble the decoder often finds nothing the grammar holds, or only a doubtful "bingo" the prompt drew,
     where the head hears the call plainly: the head's call is then the hearing, sure, with its words. Never over
     a call the decoder heard (another ball, or one naming no ball, A(5)), a phrase it is sure of, a head unsure
     of its call, an utterance longer than a call, or a step that takes no calls."""
     floor, alone = hall.settings.min_confidence, hall.settings.head_alone
-    hall.set_step(grammar.step_intents("calling"))
     nothing = Reading("", 0.0, {}, None, free="Thank you.")
     settings = hall.settings
     assert settings.head_writes  # the default
-    hall.settings = replace(settings, head_writes=False)
-    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
-    hall.settings = settings
-    heard = hall._weigh(nothing, _posterior(7, alone + 0.05))
+    assert _decider(hall, head_writes=False).weigh(nothing, _posterior(7, 0.99)).text == ""
+    heard = hall.decider.weigh(nothing, _posterior(7, alone + 0.05))
     assert (heard.text, heard.single_call, heard.intents) == ("b seven", 7, ("call",))
     assert heard.confidence >= floor and heard.free == "Thank you." and heard.balls[7] == pytest.approx(alone + 0.05)
     drawn = Reading("bingo", 0.4, {}, None, intents=("bingo",))
-    assert hall._weigh(drawn, _posterior(64, 0.95)).text == "o sixty four"
+    assert hall.decider.weigh(drawn, _posterior(64, 0.95)).text == "o sixty four"
     for stands in (
         Reading("bingo", 0.97, {}, None, intents=("bingo",)),  # a phrase heard sure
         Reading("b thirty two", 0.3, {}, None),  # a call naming no ball: for review, as it was heard
     ):
-        assert hall._weigh(stands, _posterior(7, 0.99)).text == stands.text
+        assert hall.decider.weigh(stands, _posterior(7, 0.99)).text == stands.text
     other = Reading("b eight", 0.5, {8: 0.5}, 8, intents=("call",))  # another ball: a doubt, unless the head is sure
-    assert hall._weigh(other, _posterior(7, settings.head_overrules - 0.05)).text == "b eight"
-    assert hall._weigh(nothing, _posterior(7, alone - 0.05)).text == ""
+    assert hall.decider.weigh(other, _posterior(7, settings.head_overrules - 0.05)).text == "b eight"
+    assert hall.decider.weigh(nothing, _posterior(7, alone - 0.05)).text == ""
     for goes_on in (40, 1):  # "N forty" may be N 41 with its "one" lost: the head does not write it alone
-        assert hall._weigh(nothing, _posterior(goes_on, 0.99)).text == ""
-    assert hall._weigh(nothing, _posterior(0, 0.99)).text == ""
-    assert hall._weigh(nothing, _posterior(7, 0.99), seconds=hall.settings.head_longest + 0.5).text == ""
-    hall.set_step(("bingo", "yes", "no"))  # a question answered: no call is asked for
-    assert hall._weigh(nothing, _posterior(7, 0.99)).text == ""
-    hall.set_step(grammar.step_intents("calling"))
-    hall.settings = settings
+        assert hall.decider.weigh(nothing, _posterior(goes_on, 0.99)).text == ""
+    assert hall.decider.weigh(nothing, _posterior(0, 0.99)).text == ""
+    assert hall.decider.weigh(nothing, _posterior(7, 0.99), seconds=hall.settings.head_longest + 0.5).text == ""
+    # a question answered ("bingo", "yes", "no"): no call is asked for
+    assert hall.decider.weigh(nothing, _posterior(7, 0.99), takes_calls=False).text == ""
 
 
 def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trusts(hall: WhisperRecognizer) -> None:
@@ -145,40 +142,39 @@ def test_the_head_agreeing_short_of_sure_confirms_a_call_the_decoder_nearly_trus
     the call out, and the head hearing the same ball at `head_confirms` or more make the call sure; any one short
     leaves it as the decoder had it."""
     assert hall.settings.head_confirms == hall.settings.head_agree  # off by default (measured)
-    settings = hall.settings
-    hall.settings = s = replace(settings, head_confirms=0.3, decoder_alone=True)
+    confirming = _decider(hall, head_confirms=0.3, decoder_alone=True)
+    s = confirming.settings
     floor, head, decoder = s.min_confidence, s.head_confirms, s.decoder_confirms
     assert head < s.head_agree and decoder < floor
-    both = hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
+    both = confirming.weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
     assert both.confidence >= floor and both.head == (7, pytest.approx(head + 0.05))
-    weak_decoder = hall._weigh(Reading("b seven", decoder - 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
+    weak_decoder = confirming.weigh(Reading("b seven", decoder - 0.05, {7: 0.9}, 7), _posterior(7, head + 0.05))
     assert weak_decoder.confidence == pytest.approx(decoder - 0.05)
-    weak_head = hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head - 0.05))
+    weak_head = confirming.weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head - 0.05))
     assert weak_head.confidence == pytest.approx(decoder + 0.05)
     looped = Reading("n forty three", decoder + 0.05, {43: 0.99}, 43, likeness=0.26)  # "B four-three, B four-..."
-    assert hall._weigh(looped, _posterior(43, head + 0.15)).confidence == pytest.approx(decoder + 0.05)
-    hall.settings = replace(s, decoder_alone=False)
+    assert confirming.weigh(looped, _posterior(43, head + 0.15)).confidence == pytest.approx(decoder + 0.05)
+    alone_off = _decider(hall, head_confirms=0.3, decoder_alone=False)
     assert (
-        hall._weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head - 0.05)).confidence
+        alone_off.weigh(Reading("b seven", decoder + 0.05, {7: 0.9}, 7), _posterior(7, head - 0.05)).confidence
         <= HEAD_DOUBT
     )
-    hall.settings = settings
 
 
 def test_a_saying_the_head_vetoed_is_not_outvoted_by_a_first_saying_heard_alike(hall: WhisperRecognizer) -> None:
     from assistant.engines import Heard
 
     first = Reading("b seven", 0.99, {7: 0.99}, 7, head=(7, 0.9))
-    second = hall._weigh(Reading("b seven", 0.95, {7: 0.95}, 7), _posterior(8, 0.8))
+    second = hall.decider.weigh(Reading("b seven", 0.95, {7: 0.95}, 7), _posterior(8, 0.8))
     assert second.confidence <= HEAD_DOUBT
     heard = Heard(start=3.0, end=4.0, text="b seven", confidence=second.confidence, uncertain=True)
-    hall._last_call = None
-    hall._fuse(Heard(start=0.0, end=1.0, text="b seven", confidence=0.99, uncertain=False), first)
-    assert hall._fuse(heard, second).uncertain  # alike, but the head heard B 8 in the second saying
-    agreed = hall._weigh(Reading("b seven", 0.6, {7: 0.6}, 7), _posterior(7, 0.8))
-    hall._last_call = None
-    hall._fuse(Heard(start=0.0, end=1.0, text="b seven", confidence=0.99, uncertain=False), first)
-    fused = hall._fuse(replace(heard, confidence=agreed.confidence, uncertain=False), agreed)
+    hall.decider.reset()
+    hall.decider.fuse(Heard(start=0.0, end=1.0, text="b seven", confidence=0.99, uncertain=False), first)
+    assert hall.decider.fuse(heard, second).uncertain  # alike, but the head heard B 8 in the second saying
+    agreed = hall.decider.weigh(Reading("b seven", 0.6, {7: 0.6}, 7), _posterior(7, 0.8))
+    hall.decider.reset()
+    hall.decider.fuse(Heard(start=0.0, end=1.0, text="b seven", confidence=0.99, uncertain=False), first)
+    fused = hall.decider.fuse(replace(heard, confidence=agreed.confidence, uncertain=False), agreed)
     assert not fused.uncertain
 
 
@@ -301,21 +297,16 @@ def test_a_first_saying_the_decoder_misread_agrees_when_the_head_heard_the_secon
     second = Reading("n thirty one", 0.99, {31: 0.99}, 31, head=(31, 0.89))
     heard = Heard(start=3.0, end=4.0, text="n thirty one", confidence=0.99, uncertain=False)
 
-    def fused(first_head: tuple[int, float]) -> Heard:
+    def fused(first_head: tuple[int, float], decider: Decider = hall.decider) -> Heard:
         first = Reading("n forty one", 0.9, {41: 0.9, 31: 0.05}, 41, head=first_head)
-        hall._last_call = None
-        hall._fuse(Heard(start=0.0, end=1.0, text="n forty one", confidence=0.5, uncertain=True), first)
-        return hall._fuse(heard, second)
+        decider.reset()
+        decider.fuse(Heard(start=0.0, end=1.0, text="n forty one", confidence=0.5, uncertain=True), first)
+        return decider.fuse(heard, second)
 
     assert not fused((31, 0.87)).uncertain
     assert fused((31, 0.4)).uncertain
     assert fused((41, 0.87)).uncertain
-    settings = hall.settings
-    hall.settings = replace(settings, head_pairs=False)
-    try:
-        assert fused((31, 0.87)).uncertain
-    finally:
-        hall.settings = settings
+    assert fused((31, 0.87), _decider(hall, head_pairs=False)).uncertain
 
 
 def test_the_hall_engine_gives_what_it_could_not_make_out_under_the_crowd_as_unsure_nothing(
@@ -341,10 +332,10 @@ def test_two_calls_in_one_breath_are_a_doubt_when_the_head_heard_one(hall: Whisp
     by the decoder on one machine, the head hearing N 32 at 0.52: no single call, so no veto reached it, and two
     balls went on the board for sure. The head hears one call or none: two calls where it gave a label are unsure."""
     two = Reading("b three n thirty two", 0.97, {}, None, intents=("call", "call"))
-    assert hall._weigh(two, _posterior(32, 0.52)).confidence <= HEAD_DOUBT
-    assert hall._weigh(two, _posterior(32, 0.2)).confidence == pytest.approx(0.97)
+    assert hall.decider.weigh(two, _posterior(32, 0.52)).confidence <= HEAD_DOUBT
+    assert hall.decider.weigh(two, _posterior(32, 0.2)).confidence == pytest.approx(0.97)
     phrase = Reading("this game is completed", 0.97, {}, None, intents=("game-completed",))
-    assert hall._weigh(phrase, _posterior(32, 0.52)).confidence == pytest.approx(0.97)
+    assert hall.decider.weigh(phrase, _posterior(32, 0.52)).confidence == pytest.approx(0.97)
 
 
 def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_another_ball(
@@ -357,25 +348,20 @@ def test_a_call_the_decoder_misread_is_the_head_s_when_the_head_is_sure_of_anoth
     floor, overrules = hall.settings.min_confidence, hall.settings.head_overrules
     assert overrules <= 1.0  # on by default
     misread = Reading("b seven", 0.97, {7: 0.67, 11: 0.33}, 7, intents=("call",), free=" B seven, Aven.")
-    heard = hall._weigh(misread, _posterior(11, overrules + 0.05))
+    heard = hall.decider.weigh(misread, _posterior(11, overrules + 0.05))
     assert (heard.text, heard.single_call, heard.intents) == ("b eleven", 11, ("call",))
     assert heard.confidence >= floor and heard.balls[11] == pytest.approx(overrules + 0.05)
     assert heard.head == (11, pytest.approx(overrules + 0.05)) and heard.free == misread.free
-    short = hall._weigh(misread, _posterior(11, overrules - 0.05))
+    short = hall.decider.weigh(misread, _posterior(11, overrules - 0.05))
     assert short.text == "b seven" and short.confidence <= HEAD_DOUBT
     for goes_on in (1, 50):  # "G fifty" may be G 55 with its "five" lost
-        assert hall._weigh(misread, _posterior(goes_on, 0.99)).text == "b seven"
-    long = hall._weigh(misread, _posterior(11, 0.99), seconds=hall.settings.head_longest + 0.5)
+        assert hall.decider.weigh(misread, _posterior(goes_on, 0.99)).text == "b seven"
+    long = hall.decider.weigh(misread, _posterior(11, 0.99), seconds=hall.settings.head_longest + 0.5)
     assert long.text == "b seven" and long.confidence <= HEAD_DOUBT
-    assert hall._weigh(misread, _posterior(0, 0.99)).text == "b seven"  # no call: a doubt, never the head's word
+    assert hall.decider.weigh(misread, _posterior(0, 0.99)).text == "b seven"  # no call: a doubt, never the head's word
     two = Reading("b seven b eight", 0.97, {}, None, intents=("call", "call"))
-    assert hall._weigh(two, _posterior(11, 0.99)).text == "b seven b eight"
-    settings = hall.settings
-    hall.settings = replace(settings, head_overrules=1.01)
-    try:
-        assert hall._weigh(misread, _posterior(11, 0.99)).text == "b seven"
-    finally:
-        hall.settings = settings
+    assert hall.decider.weigh(two, _posterior(11, 0.99)).text == "b seven b eight"
+    assert _decider(hall, head_overrules=1.01).weigh(misread, _posterior(11, 0.99)).text == "b seven"
 
 
 def test_a_call_more_words_could_make_another_is_sure_only_with_the_head_hearing_it(hall: WhisperRecognizer) -> None:
@@ -385,26 +371,24 @@ def test_a_call_more_words_could_make_another_is_sure_only_with_the_head_hearing
     from assistant.engines import Heard
 
     floor = hall.settings.min_confidence
-    alone = hall._weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, 0.33))
+    alone = hall.decider.weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, 0.33))
     assert alone.confidence <= HEAD_DOUBT < floor
-    confirmed = hall._weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, hall.settings.head_agree + 0.1))
+    confirmed = hall.decider.weigh(
+        Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, hall.settings.head_agree + 0.1)
+    )
     assert confirmed.confidence >= floor
-    settings = hall.settings
-    hall.settings = replace(settings, decoder_alone=True)
-    try:
-        whole = hall._weigh(Reading("i twenty nine", 0.93, {29: 0.93}, 29), _posterior(29, 0.33))
-        assert whole.confidence == pytest.approx(0.93)  # where the decoder alone may be sure: not a call that goes on
-        alone = hall._weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, 0.33))
-        assert alone.confidence <= HEAD_DOUBT
-    finally:
-        hall.settings = settings
+    loose = _decider(hall, decoder_alone=True)
+    whole = loose.weigh(Reading("i twenty nine", 0.93, {29: 0.93}, 29), _posterior(29, 0.33))
+    assert whole.confidence == pytest.approx(0.93)  # where the decoder alone may be sure: not a call that goes on
+    alone = loose.weigh(Reading("i twenty", 0.93, {20: 0.93}, 20), _posterior(20, 0.33))
+    assert alone.confidence <= HEAD_DOUBT
 
     def pair(first_head: tuple[int, float], second_head: tuple[int, float]) -> Heard:
-        hall._last_call = None
+        hall.decider.reset()
         first = Reading("i twenty", 0.5, {20: 0.99}, 20, head=first_head)
-        hall._fuse(Heard(start=0.0, end=1.0, text="i twenty", confidence=0.5, uncertain=True), first)
+        hall.decider.fuse(Heard(start=0.0, end=1.0, text="i twenty", confidence=0.5, uncertain=True), first)
         second = Reading("i twenty", 0.5, {20: 0.99}, 20, head=second_head)
-        return hall._fuse(Heard(start=3.0, end=4.0, text="i twenty", confidence=0.5, uncertain=True), second)
+        return hall.decider.fuse(Heard(start=3.0, end=4.0, text="i twenty", confidence=0.5, uncertain=True), second)
 
     assert pair((20, 0.3), (29, 0.2)).uncertain  # two sayings read alike by the decoder alone
     assert not pair((20, 0.8), (20, 0.3)).uncertain  # the head heard it in the first
@@ -417,14 +401,14 @@ def test_a_bad_call_the_grammar_read_as_another_number_is_the_bad_call_unsure(ha
     for review (A(5)). With the head at 13, or the free sentence a call naming a ball, the call stands."""
     floor = hall.settings.min_confidence
     bad = Reading("b thirteen", 0.95, {13: 0.95}, 13, free=" B thirty-two.")
-    heard = hall._weigh(bad, _posterior(32, 0.47))
+    heard = hall.decider.weigh(bad, _posterior(32, 0.47))
     assert heard.text == "b thirty two" and heard.single_call is None and heard.confidence < floor
-    overruled = hall._weigh(bad, _posterior(32, hall.settings.head_overrules + 0.1))
+    overruled = hall.decider.weigh(bad, _posterior(32, hall.settings.head_overrules + 0.1))
     assert overruled.text == "b thirty two" and overruled.confidence < floor  # never N 32, sure
-    assert hall._weigh(bad, _posterior(13, 0.9)).text == "b thirteen"
-    assert hall._weigh(bad, _posterior(32, hall.settings.head_doubt - 0.05)).text == "b thirteen"
+    assert hall.decider.weigh(bad, _posterior(13, 0.9)).text == "b thirteen"
+    assert hall.decider.weigh(bad, _posterior(32, hall.settings.head_doubt - 0.05)).text == "b thirteen"
     named = Reading("b thirteen", 0.95, {13: 0.95}, 13, free=" N thirty-two.")
-    assert hall._weigh(named, _posterior(32, 0.47)).text == "b thirteen"
+    assert hall.decider.weigh(named, _posterior(32, 0.47)).text == "b thirteen"
 
 
 def test_the_adapted_decoder_reads_calls_and_whisper_s_own_decoder_everything_else(
@@ -484,15 +468,17 @@ def test_a_third_hearing_of_a_complete_pair_s_ball_is_not_confirmed_by_it(hall: 
     that agreed is complete; a third hearing of its ball keeps its own confidence."""
     from assistant.engines import Heard
 
-    hall._last_call = None
+    hall.decider.reset()
     for start in (0.0, 2.0):
         reading = Reading("n forty three", 0.98, {43: 0.99}, 43, head=(43, 0.8))
-        hall._fuse(Heard(start=start, end=start + 1.0, text="n forty three", confidence=0.98, uncertain=False), reading)
+        hall.decider.fuse(
+            Heard(start=start, end=start + 1.0, text="n forty three", confidence=0.98, uncertain=False), reading
+        )
     third = Reading("n forty three", 0.61, {43: 0.95, 33: 0.05}, 43, head=(42, 0.2))
-    heard = hall._fuse(Heard(start=5.0, end=6.0, text="n forty three", confidence=0.61, uncertain=True), third)
+    heard = hall.decider.fuse(Heard(start=5.0, end=6.0, text="n forty three", confidence=0.61, uncertain=True), third)
     assert heard.uncertain and heard.confidence == pytest.approx(0.61)
     fourth = Reading("n forty three", 0.7, {43: 0.99}, 43, head=(43, 0.8))
-    again = hall._fuse(Heard(start=7.0, end=8.0, text="n forty three", confidence=0.7, uncertain=True), fourth)
+    again = hall.decider.fuse(Heard(start=7.0, end=8.0, text="n forty three", confidence=0.7, uncertain=True), fourth)
     assert not again.uncertain  # the third began a new pair, and this saying agrees with it
 
 
@@ -529,11 +515,13 @@ def test_a_pair_does_not_make_a_hearing_longer_than_one_saying_sure(hall: Whispe
     from assistant.engines import Heard
 
     def second(end: float) -> Heard:
-        hall._last_call = None
+        hall.decider.reset()
         first = Reading("i twenty five", 0.98, {25: 0.99}, 25, head=(25, 0.8))
-        hall._fuse(Heard(start=0.0, end=1.9, text="i twenty five", confidence=0.98, uncertain=False), first)
+        hall.decider.fuse(Heard(start=0.0, end=1.9, text="i twenty five", confidence=0.98, uncertain=False), first)
         reading = Reading("i twenty five", 0.5, {25: 0.99}, 25, head=(25, 0.35))
-        return hall._fuse(Heard(start=2.0, end=end, text="i twenty five", confidence=0.5, uncertain=True), reading)
+        return hall.decider.fuse(
+            Heard(start=2.0, end=end, text="i twenty five", confidence=0.5, uncertain=True), reading
+        )
 
     assert second(2.0 + hall.settings.call_longest + 0.5).uncertain
     assert not second(4.0).uncertain
@@ -548,15 +536,18 @@ def test_the_head_agrees_with_a_call_the_free_sentence_says_otherwise_only_when_
     the head must be as sure as it must be to write a call alone (`head_alone`)."""
     features = (0.9, 0.7, 0.1, -0.2, 1.0, 0.0, 3.0)  # letter_heard 0
     crowd = Reading("b eight", 0.95, {8: 0.9}, 8, free=" Eighty-eight.", features=features)
-    assert hall._weigh(crowd, _posterior(8, 0.53)).confidence <= HEAD_DOUBT
-    assert hall._weigh(crowd, _posterior(8, hall.settings.head_alone + 0.05)).confidence >= hall.settings.min_confidence
+    assert hall.decider.weigh(crowd, _posterior(8, 0.53)).confidence <= HEAD_DOUBT
+    assert (
+        hall.decider.weigh(crowd, _posterior(8, hall.settings.head_alone + 0.05)).confidence
+        >= hall.settings.min_confidence
+    )
     for free in (" B eight.", " Eight.", " Be it eight.", " 8", " One, two."):  # the letter or the number, or digits
         said = replace(crowd, free=free, features=(*features[:5], float("B" in free), *features[6:]))
         if free == " One, two.":
             said = replace(said, text="b twelve", single_call=12, balls={12: 0.9})
-            assert hall._weigh(said, _posterior(12, 0.53)).confidence >= hall.settings.min_confidence, free
+            assert hall.decider.weigh(said, _posterior(12, 0.53)).confidence >= hall.settings.min_confidence, free
         else:
-            assert hall._weigh(said, _posterior(8, 0.53)).confidence >= hall.settings.min_confidence, free
+            assert hall.decider.weigh(said, _posterior(8, 0.53)).confidence >= hall.settings.min_confidence, free
 
 
 def test_a_caribbean_n_thirty_one_heard_n_forty_one_leaves_room_for_n_thirty_one(
@@ -577,11 +568,11 @@ def test_a_caribbean_n_thirty_one_heard_n_forty_one_leaves_room_for_n_thirty_one
     thirty_one = hallset.say("n thirty one", "espeak:en-029@150")
     for engine, sure in ((own, False), (hall, True)):
         engine.set_step(grammar.step_intents("calling"))
-        engine._last_call = None
+        engine.decider.reset()
         heard = engine.decode(thirty_one)
         assert heard.text == "n forty one" and 31 in heard.could_be and heard.uncertain is not sure, heard
         assert Ball(31) in heard_to_utterance(heard, Role.CALLER, grammar).could_be
-        engine._last_call = None
+        engine.decider.reset()
         plain = engine.decode(hallset.say("n forty one", "espeak:en-029@150"))
         assert plain.text == "n forty one" and 31 not in plain.could_be and not plain.uncertain, plain
 
@@ -592,9 +583,9 @@ def test_a_call_hearing_leaves_room_for_balls_close_behind_in_its_n_best_or_its_
     posterior = _posterior(41, 0.6)
     posterior[36], posterior[71], posterior[8] = 0.12, 0.05, 0.0
     reading = Reading("n forty one", 0.9, {41: 0.9, 31: 0.07, 44: 0.01}, 41, posterior=posterior)
-    assert hall._left_room(reading) == (31, 36)
-    assert hall._left_room(replace(reading, posterior=None)) == (31,)
-    assert hall._left_room(Reading("bingo", 0.9, {}, None, posterior=posterior)) == ()
+    assert hall.decider.left_room(reading) == (31, 36)
+    assert hall.decider.left_room(replace(reading, posterior=None)) == (31,)
+    assert hall.decider.left_room(Reading("bingo", 0.9, {}, None, posterior=posterior)) == ()
 
 
 def test_a_call_with_a_rival_in_its_n_best_is_sure_only_when_the_head_hears_it_clearly(
@@ -605,14 +596,14 @@ def test_a_call_with_a_rival_in_its_n_best_is_sure_only_when_the_head_hears_it_c
     from assistant.engines import Heard
 
     rivalled = Reading("n forty one", 0.88, {41: 0.88, 31: 0.12}, 41)
-    assert hall._weigh(rivalled, _posterior(41, 0.63)).confidence < hall.settings.min_confidence
-    assert hall._weigh(rivalled, _posterior(41, 0.75)).confidence >= hall.settings.min_confidence
+    assert hall.decider.weigh(rivalled, _posterior(41, 0.63)).confidence < hall.settings.min_confidence
+    assert hall.decider.weigh(rivalled, _posterior(41, 0.75)).confidence >= hall.settings.min_confidence
     alone = Reading("n forty one", 0.88, {41: 0.99, 31: 0.01}, 41)
-    assert hall._weigh(alone, _posterior(41, 0.63)).confidence >= hall.settings.min_confidence
-    hall._last_call = None
+    assert hall.decider.weigh(alone, _posterior(41, 0.63)).confidence >= hall.settings.min_confidence
+    hall.decider.reset()
     for start in (0.0, 3.0):
         reading = replace(rivalled, confidence=0.5, head=(41, 0.63))
-        heard = hall._fuse(
+        heard = hall.decider.fuse(
             Heard(start=start, end=start + 1.5, text="n forty one", confidence=0.5, uncertain=True), reading
         )
     assert heard.uncertain and heard.confidence == pytest.approx(0.5)

@@ -107,3 +107,28 @@ def test_a_decision_made_for_other_features_is_a_one_line_error(tmp_path: Path) 
     with pytest.raises(EngineError, match="other features"):
         decision.load(bad)
     assert decision.load(tmp_path / "none.json") is None
+
+
+def test_the_decision_needs_no_engine_and_remembers_a_call_until_reset() -> None:
+    """The engine reads, the decision decides: `engines.decision` loads without the Whisper engine, and a `Decider`
+    made from the settings and the grammar alone (no model) weighs a call's second saying with its first, until a
+    new stream resets it."""
+    import subprocess
+    import sys
+
+    from assistant.engines.base import Heard
+    from assistant.engines.whisper_settings import WhisperSettings
+    from assistant.grammar import Grammar
+
+    code = "import sys, assistant.engines.decision; print(sorted(m for m in sys.modules if 'whisper_engine' in m))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
+    decider = decision.Decider(WhisperSettings(), Grammar.load())
+    first = decision.Reading("n thirty nine", 0.7, {39: 0.92, 31: 0.08}, 39)
+    second = decision.Reading("n thirty nine", 0.8, {39: 0.95, 31: 0.05}, 39)
+    assert decider.fuse(Heard(1.0, 2.0, "n thirty nine", 0.7, True), first).uncertain
+    paired = decider.fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), second)
+    assert not paired.uncertain and paired.confidence > 0.9  # 0.92 x 0.95 against 0.08 x 0.05
+    decider.reset()
+    alone = decider.fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), second)
+    assert alone.uncertain and alone.confidence == pytest.approx(0.8)

@@ -131,7 +131,7 @@ def test_training_teaches_the_decoder_the_words_said(
 
 def test_the_prompts_are_the_engine_s_own(recognizer: WhisperRecognizer) -> None:
     found = decoder_adapter.prompts(recognizer)
-    calling = [tuple(p.tokens) for p in recognizer._prompt(Grammar.load().step_intents("calling"))]
+    calling = [tuple(p.tokens) for p in recognizer.prompt(Grammar.load().step_intents("calling"))]
     assert set(calling) <= set(found)
     assert all(p[0] == recognizer._previous and p[-4:] == tuple(recognizer._start) for p in found)
 

@@ -16,9 +16,9 @@ from assistant.audio import chunks, read_wav
 from assistant.endpoint import HALL_CUTTING, EndpointSettings
 from assistant.engines import EngineError, Heard, make_recognizer
 from assistant.engines.constrained import Walker, build_net
+from assistant.engines.decision import Reading, free_words
 from assistant.engines.whisper_decoder import WhisperDecoder
 from assistant.engines.whisper_engine import (
-    Reading,
     WhisperRecognizer,
     WhisperSettings,
     _Prompt,
@@ -324,14 +324,14 @@ def _reading(balls: dict[int, float]) -> Reading:
 def test_two_sayings_heard_alike_confirm_each_other(recognizer: WhisperRecognizer) -> None:
     """... unless a saying leaves another ball `rival` of its N-best: a confusion of the voice repeats in both
     sayings (espeak en-029's "N thirty one" read "n forty one" twice, N 31 at 0.12)."""
-    recognizer._last_call = None
+    recognizer.decider.reset()
     first = Heard(1.0, 2.0, "n thirty nine", 0.7, True)
-    recognizer._fuse(first, _reading({39: 0.92, 31: 0.08}))
-    second = recognizer._fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), _reading({39: 0.95, 31: 0.05}))
+    recognizer.decider.fuse(first, _reading({39: 0.92, 31: 0.08}))
+    second = recognizer.decider.fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), _reading({39: 0.95, 31: 0.05}))
     assert not second.uncertain and second.confidence > 0.9  # 0.92 x 0.95 against 0.08 x 0.05
-    recognizer._last_call = None
-    recognizer._fuse(first, _reading({39: 0.7, 31: 0.3}))
-    rivalled = recognizer._fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), _reading({39: 0.8, 31: 0.2}))
+    recognizer.decider.reset()
+    recognizer.decider.fuse(first, _reading({39: 0.7, 31: 0.3}))
+    rivalled = recognizer.decider.fuse(Heard(3.0, 4.0, "n thirty nine", 0.8, True), _reading({39: 0.8, 31: 0.2}))
     assert rivalled.uncertain and rivalled.confidence == pytest.approx(0.8)
 
 
@@ -340,31 +340,31 @@ def test_two_hearings_of_chatter_forced_onto_one_call_do_not_confirm_each_other(
 ) -> None:
     """Measured at 10 dB: two chatter sentences heard "b four" (N-best all B 4, free sentences unlike a call,
     confidence 0.12 and 0.05) had fused to a sure B 4."""
-    recognizer._last_call = None
+    recognizer.decider.reset()
     chatter = Reading("b four", 0.12, {4: 1.0}, 4, likeness=0.12)
-    recognizer._fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
-    second = recognizer._fuse(Heard(3.0, 4.0, "b four", 0.05, True), replace(chatter, likeness=0.05))
+    recognizer.decider.fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
+    second = recognizer.decider.fuse(Heard(3.0, 4.0, "b four", 0.05, True), replace(chatter, likeness=0.05))
     assert second.uncertain and second.confidence < 0.5
-    recognizer._last_call = None
-    recognizer._fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
-    said = recognizer._fuse(Heard(3.0, 4.0, "b four", 0.95, False), Reading("b four", 0.95, {4: 0.95}, 4))
+    recognizer.decider.reset()
+    recognizer.decider.fuse(Heard(1.0, 2.0, "b four", 0.12, True), chatter)
+    said = recognizer.decider.fuse(Heard(3.0, 4.0, "b four", 0.95, False), Reading("b four", 0.95, {4: 0.95}, 4))
     assert not said.uncertain and said.confidence == pytest.approx(0.95)  # a clear saying stays as sure as it is
 
 
 def test_two_sayings_heard_apart_are_a_doubt_only_when_each_left_room_for_the_other(
     recognizer: WhisperRecognizer,
 ) -> None:
-    recognizer._last_call = None
-    recognizer._fuse(Heard(1.0, 2.0, "n thirty one", 0.95, False), _reading({31: 0.95, 39: 0.05}))
-    doubt = recognizer._fuse(Heard(3.0, 4.0, "n thirty nine", 0.93, False), _reading({39: 0.93, 31: 0.07}))
+    recognizer.decider.reset()
+    recognizer.decider.fuse(Heard(1.0, 2.0, "n thirty one", 0.95, False), _reading({31: 0.95, 39: 0.05}))
+    doubt = recognizer.decider.fuse(Heard(3.0, 4.0, "n thirty nine", 0.93, False), _reading({39: 0.93, 31: 0.07}))
     assert doubt.uncertain  # a mis-hearing as likely as a mis-call: never a violation
-    recognizer._last_call = None
-    recognizer._fuse(Heard(1.0, 2.0, "n thirty one", 1.0, False), _reading({31: 1.0}))
-    miscall = recognizer._fuse(Heard(3.0, 4.0, "g fifty", 1.0, False), _reading({50: 1.0}))
+    recognizer.decider.reset()
+    recognizer.decider.fuse(Heard(1.0, 2.0, "n thirty one", 1.0, False), _reading({31: 1.0}))
+    miscall = recognizer.decider.fuse(Heard(3.0, 4.0, "g fifty", 1.0, False), _reading({50: 1.0}))
     assert not miscall.uncertain  # both clear and different: the procedure's A(5)
     late = WhisperSettings().fuse_window + 5.0
-    recognizer._fuse(Heard(1.0, 2.0, "n thirty one", 0.95, False), _reading({31: 0.95, 39: 0.05}))
-    alone = recognizer._fuse(Heard(late, late + 1, "n thirty nine", 0.93, False), _reading({39: 0.93, 31: 0.07}))
+    recognizer.decider.fuse(Heard(1.0, 2.0, "n thirty one", 0.95, False), _reading({31: 0.95, 39: 0.05}))
+    alone = recognizer.decider.fuse(Heard(late, late + 1, "n thirty nine", 0.93, False), _reading({39: 0.93, 31: 0.07}))
     assert not alone.uncertain  # too far apart to be two sayings of one call
 
 
@@ -401,14 +401,14 @@ def test_the_prompt_primes_the_step_s_phrases_and_no_number(recognizer: WhisperR
 def test_a_phrase_s_number_the_free_sentence_does_not_hold_is_a_guess(recognizer: WhisperRecognizer) -> None:
     """Measured: an espeak "five balls will be called" the decoder writes freely as "Time balls will be called."
     and the grammar reads as "nine balls ..." (the rest of the sentence alike): sure, and wrong, without this."""
-    assert recognizer._numbers_heard("nine balls will be called", "Time balls will be called.") == 0.0
-    assert recognizer._numbers_heard("five balls will be called", "5 balls will be called.") == 1.0
+    assert recognizer.numbers_heard("nine balls will be called", "Time balls will be called.") == 0.0
+    assert recognizer.numbers_heard("five balls will be called", "5 balls will be called.") == 1.0
     card = "manufacturer one four two serial number four seven two nine one"
-    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 47291.") == 1.0
-    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 4729.") == 1.0  # "one" is in 142
-    assert recognizer._numbers_heard(card, "Manufacturer 142, serial number 4 7 2 8.") == pytest.approx(7 / 8)
-    assert recognizer._numbers_heard("three hundred dollars", "$300") == 1.0
-    assert recognizer._numbers_heard("valid bingo", "Bally bingo") == 1.0
+    assert recognizer.numbers_heard(card, "Manufacturer 142, serial number 47291.") == 1.0
+    assert recognizer.numbers_heard(card, "Manufacturer 142, serial number 4729.") == 1.0  # "one" is in 142
+    assert recognizer.numbers_heard(card, "Manufacturer 142, serial number 4 7 2 8.") == pytest.approx(7 / 8)
+    assert recognizer.numbers_heard("three hundred dollars", "$300") == 1.0
+    assert recognizer.numbers_heard("valid bingo", "Bally bingo") == 1.0
 
 
 def test_a_call_said_with_a_long_pause_between_letter_and_number_is_one_hearing(
@@ -468,7 +468,8 @@ def test_a_whole_sure_call_is_given_out_before_the_hangover(grammar: Grammar, mo
 
 
 def test_the_call_confidence_model_is_read_checked_and_monotone(tmp_path: Path) -> None:
-    from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES, _calibration
+    from assistant.engines.decision import CALL_FEATURES
+    from assistant.engines.whisper_engine import CALIBRATION, _calibration
 
     model = _calibration(CALIBRATION)
     assert model is not None, "the fitted call confidence is committed"
@@ -507,14 +508,15 @@ def test_training_fits_and_picks_the_threshold_for_sure_and_wrong(tmp_path: Path
 def test_a_card_number_written_as_one_numeral_is_read_digit_by_digit(recognizer: WhisperRecognizer) -> None:
     """Measured on hall audio: the free sentence "Manufacturer 1420251512." raised "number out of range" and the
     hall check stopped."""
-    words = recognizer._words("Manufacturer 1420251512, serial 55.")
+    words = free_words(recognizer.grammar, "Manufacturer 1420251512, serial 55.")
     digits = ["one", "four", "two", "zero", "two", "five", "one", "five", "one", "two"]
     assert words == ["manufacturer", *digits, "serial", "fifty", "five"]
 
 
 def test_fits_are_read_side_by_side_on_a_dump(tmp_path: Path) -> None:
     """`python -m lab.train evaluate DUMP FIT...`: sure and right / sure and wrong per condition, for each fit."""
-    from assistant.engines.whisper_engine import CALIBRATION, CALL_FEATURES
+    from assistant.engines.decision import CALL_FEATURES
+    from assistant.engines.whisper_engine import CALIBRATION
     from lab.train import evaluate
 
     sure = [1.0, 1.0, 0.0, -0.1, 1.0, 1.0, 1.0]  # posterior, likeness, ... of a clear hearing
@@ -582,26 +584,28 @@ def test_two_sayings_heard_a_word_apart_are_one_doubt_though_neither_names_the_o
     heard = {}
     for words, ball in (("I, twenty two.", 22), ("O, seventy.", 70)):
         samples = trim(speak(words, voice))
-        memory = recognizer._encode(samples)
+        memory = recognizer.encode(samples)
         heard[ball] = (Reading(f"ball {ball}", 0.99, {ball: 1.0}, ball, memory=memory), memory)
-    assert recognizer._could_be(heard[22][1], 22, 23) > 0.99  # I 22's audio read as I 23: the decoder hears 22
-    assert recognizer._could_be(heard[70][1], 22, 70) < 0.001  # nothing alike
+    assert recognizer.could_be(heard[22][1], 22, 23) > 0.99  # I 22's audio read as I 23: the decoder hears 22
+    assert recognizer.could_be(heard[70][1], 22, 70) < 0.001  # nothing alike
 
     def pair(first: Reading, second: Reading) -> Heard:
-        recognizer._last_call = None
-        recognizer._fuse(Heard(start=0.0, end=1.0, text=first.text, confidence=0.99, uncertain=False), first)
-        return recognizer._fuse(Heard(start=3.0, end=4.0, text=second.text, confidence=0.99, uncertain=False), second)
+        recognizer.decider.reset()
+        recognizer.decider.fuse(Heard(start=0.0, end=1.0, text=first.text, confidence=0.99, uncertain=False), first)
+        return recognizer.decider.fuse(
+            Heard(start=3.0, end=4.0, text=second.text, confidence=0.99, uncertain=False), second
+        )
 
     misheard = replace(heard[22][0], text="i twenty three", balls={23: 1.0}, single_call=23)  # I 22's audio
     assert pair(heard[22][0], misheard).uncertain
     assert not pair(heard[22][0], heard[70][0]).uncertain
     # after a pair that agreed the next ball comes: its first saying is not asked against the pair
-    recognizer._last_call = None
+    recognizer.decider.reset()
     for at in (0.0, 3.0):
-        recognizer._fuse(
+        recognizer.decider.fuse(
             Heard(start=at, end=at + 1.0, text="i twenty two", confidence=0.99, uncertain=False), heard[22][0]
         )
-    assert not recognizer._fuse(
+    assert not recognizer.decider.fuse(
         Heard(start=9.0, end=10.0, text="i twenty three", confidence=0.99, uncertain=False), misheard
     ).uncertain
 
@@ -621,8 +625,8 @@ def test_a_fitted_call_confidence_is_still_scaled_by_how_far_the_free_sentence_b
         return tuple(recognizer._tokenizer.encode(text, add_special_tokens=False).ids)
 
     said = Hypothesis(tokens(" B six."), -0.5)
-    patter = recognizer._read(SearchResult([said], Hypothesis(tokens(" N thirty."), -0.4)), ("call",))
-    clear = recognizer._read(SearchResult([said], Hypothesis(tokens(" B six."), -0.5)), ("call",))
+    patter = recognizer.read(SearchResult([said], Hypothesis(tokens(" N thirty."), -0.4)), ("call",))
+    clear = recognizer.read(SearchResult([said], Hypothesis(tokens(" B six."), -0.5)), ("call",))
     assert patter.single_call == clear.single_call == 6
     assert clear.likeness == 1.0 and patter.likeness < recognizer.settings.min_similarity
     fitted = recognizer._calibration.confidence(patter.features, recognizer.settings.min_confidence)
