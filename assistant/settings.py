@@ -12,7 +12,7 @@ from types import UnionType
 from typing import Any, get_args, get_origin, get_type_hints
 
 from .endpoint import HALL_CUTTING, EndpointSettings
-from .engines.whisper_engine import WhisperSettings
+from .engines.whisper_settings import WhisperSettings
 from .paths import ROOT as ROOT
 from .procedure import ProcedureSettings
 from .speaker import SpeakerError, VoiceSettings
