@@ -174,6 +174,7 @@ def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(
     assert [f["severity"] for f in findings] == ["uncertain"], "the unsure bingo is kept for review either way"
 
 
+@pytest.mark.slow  # a session played in real time
 def test_serve_realtime_says_a_prompt_when_it_is_due_not_when_the_next_words_come(tmp_path: Path) -> None:
     session, db = tmp_path / "late.txt", tmp_path / "late.db"
     session.write_text(OPENING.replace("0:06", "0:01") + "0:13 caller: B seven\n", encoding="utf-8")
