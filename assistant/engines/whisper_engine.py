@@ -374,9 +374,7 @@ class WhisperRecognizer:
             parse = self.grammar.parse(self.written(hyp.tokens), intents)
             if not parse.meanings or parse.unknown or parse.ambiguous:
                 continue
-            found: _Key = tuple(
-                (m.intent, m.ball, m.number, m.manufacturer, m.serial, m.letter) for m in parse.meanings
-            )
+            found: _Key = tuple(_slots(m) for m in parse.meanings)
             grouped[found] = float(np.logaddexp(grouped.get(found, -np.inf), hyp.score))
             words.setdefault(found, self.spoken(parse))
         if not grouped:
