@@ -173,15 +173,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is not current")
     args = parser.parse_args(argv)
-    stale = [path for path, text in made().items() if not path.exists() or path.read_text(encoding="utf-8") != text]
-    if args.check:
+    return write_or_check(made(), COMMAND, check=args.check)
+
+
+def write_or_check(files: dict[Path, str], command: str, *, check: bool) -> int:
+    """Rewrite each generated file (`files`: path and what it holds when current) that is not current, naming it;
+    with `check`, change nothing and name each one on stderr with the `command` that remakes it (exit status 1)."""
+    stale = {
+        path: text for path, text in files.items() if not path.exists() or path.read_text(encoding="utf-8") != text
+    }
+    if check:
         for path in stale:
-            print(f"{path.relative_to(ROOT)} is not current: run {COMMAND}", file=sys.stderr)
+            print(f"{path.relative_to(ROOT)} is not current: run {command}", file=sys.stderr)
         return 1 if stale else 0
-    for path, text in made().items():
-        if path in stale:
-            path.write_text(text, encoding="utf-8")
-            print(path.relative_to(ROOT))
+    for path, text in stale.items():
+        path.write_text(text, encoding="utf-8")
+        print(path.relative_to(ROOT))
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "cli.md"
+sys.path.insert(0, str(ROOT))  # the checkout's assistant, whatever is installed
 WIDTH = "100"
 """Columns the help is laid out in, whatever the terminal."""
 
@@ -32,7 +33,6 @@ def _verbs(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[
 
 def render() -> str:
     os.environ["COLUMNS"] = WIDTH  # argparse lays help out to the terminal's width
-    sys.path.insert(0, str(ROOT))
     from assistant.__main__ import build_parser
 
     parser = build_parser()
@@ -56,16 +56,9 @@ def render() -> str:
 
 
 def main() -> int:
-    check = "--check" in sys.argv[1:]
-    text = render()
-    if check:
-        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != text:
-            print(f"{PAGE.relative_to(ROOT)} is not current: run python tools/cli_reference.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(ROOT)}")
-    return 0
+    from assistant.settings_reference import write_or_check
+
+    return write_or_check({PAGE: render()}, "python tools/cli_reference.py", check="--check" in sys.argv[1:])
 
 
 if __name__ == "__main__":
