@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,10 @@ class Intent:
     templates: tuple[str, ...]
     sequences: tuple[tuple[str, ...], ...]
     """Every template expanded: literal words and slot markers like '{call}'."""
+    opposes: tuple[str, ...] = ()
+    """The intents that say the opposite in like words ("valid bingo" and "not a valid bingo"): a hearing of one
+    is sure only when the other was not as likely (`WhisperRecognizer.could_mean`). Symmetric: the grammar file
+    names it on either side."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ def _intent(name: str, spec: dict[str, Any]) -> Intent:
         roles=tuple(spec.get("roles", [])),
         templates=templates,
         sequences=tuple(seq for t in templates for seq in expand(t)),
+        opposes=tuple(str(o) for o in spec.get("opposes", ())),
     )
 
 
@@ -138,6 +143,15 @@ class Grammar:
             missing = [n for n in names if n not in self.intents]
             if missing:
                 raise GrammarError(f"{source or 'grammar'}: step {step!r} names unknown intents {missing}")
+        opposed: dict[str, set[str]] = {name: set() for name in self.intents}
+        for intent in self.intents.values():
+            for other in intent.opposes:
+                if other not in self.intents or other == intent.name:
+                    raise GrammarError(f"{source or 'grammar'}: intent {intent.name!r} opposes unknown {other!r}")
+                opposed[intent.name].add(other)
+                opposed[other].add(intent.name)
+        self.intents = {n: replace(i, opposes=tuple(sorted(opposed[n]))) for n, i in self.intents.items()}
+        self.known = {**self.intents, **self.text_only}
         for intent in self.known.values():
             for seq in intent.sequences:
                 bad = [w for w in seq if w.startswith("{") and w.strip("{}") not in SLOTS]

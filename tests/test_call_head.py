@@ -13,7 +13,8 @@ from crowded import calls_in_crowd
 from recorded import recordings_grammar
 
 from assistant.audio import chunks, read_wav
-from assistant.engines import EngineError, call_head, make_recognizer
+from assistant.endpoint import HALL_CUTTING
+from assistant.engines import EngineError, Heard, call_head, make_recognizer
 from assistant.engines.decision import HEAD_DOUBT, Decider, Reading
 from assistant.engines.whisper_engine import ADAPTER, WhisperRecognizer, WhisperSettings
 from assistant.grammar import Grammar
@@ -665,3 +666,50 @@ def test_a_held_out_human_call_both_listeners_hear_alike_is_sure_where_the_rules
     assert _sure_calls(grammar, by_rules) == []
     assert Ball(22) in _sure_calls(grammar, by_fit)
     assert set(_sure_calls(grammar, by_fit)) == {Ball(22)}
+
+
+def _scenario_saying(name: str, words: str, condition: int) -> tuple[np.ndarray, float]:
+    """A caller's saying as the scenario library renders `name` under condition `condition`: its own audio, from
+    8 s before it to 2 s after, and the time that audio starts at in the scenario's."""
+    import random as random_
+
+    from assistant.script import read_script
+    from lab.bench.real import real_crowd
+    from lab.scenarios.render import CALLER, in_babble, render
+    from lab.scenarios.scenarios import CONDITIONS, scenario_paths
+
+    paths = scenario_paths()
+    (path,) = [p for p in paths if p.stem == name]
+    seed = paths.index(path)
+    condition_ = CONDITIONS[condition]
+    rendering = render(read_script(path, Grammar.load()), condition_.voices, seed=seed)
+    crowd = real_crowd(random_.Random(seed + 2), part="test")
+    samples = in_babble(rendering, condition_.snr_db, seed=seed + 1, crowd=crowd)
+    (spoken,) = [s for s in rendering.spoken if s.text == words and s.channel == CALLER][:1]
+    start = round(spoken.start - 8.0, 1)
+    return np.asarray(samples[int(start * 16000) : int((spoken.end + 2.0) * 16000), CALLER]), start
+
+
+def test_a_ruling_is_no_surer_than_the_choice_between_it_and_its_opposite(hall: WhisperRecognizer) -> None:
+    """ "that is a valid bingo" in 10 dB of real babble (the scenario library's held-out caller): under the step's
+    prompt Whisper's own decoder writes "Not a valid bingo." and the grammar reads it at 0.9, which would have the
+    caller call the held ball. Asked to choose between the ruling and its opposite alone, the decoder gives the
+    opposite most of the saying: the hearing is unsure, or the ruling."""
+    saying, start = _scenario_saying("b7-occasion-two-claims", "that is a valid bingo", 10)
+    claim = hall.grammar.steps["claim"]
+
+    from lab.bench import hallset
+
+    (begin, end) = max(hallset.cut(saying, HALL_CUTTING), key=lambda span: span[1] - span[0])  # as the stream cuts
+    cut = saying[round(begin * 16000) : round(end * 16000)]
+
+    def heard(recognizer: WhisperRecognizer) -> Heard:
+        recognizer.set_step(claim)
+        return recognizer.decode(cut, start + begin)  # the step's prompt turns with the time
+
+    ruled = heard(hall)
+    assert ruled.uncertain or ruled.text == "that is a valid bingo", ruled
+    without = make_recognizer("hall", hall.grammar, settings=replace(hall.settings, opposites=False))
+    assert isinstance(without, WhisperRecognizer)
+    alone = heard(without)
+    assert (alone.text, alone.uncertain) == ("not a valid bingo", False), "the case the choice is for"

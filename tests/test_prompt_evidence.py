@@ -146,30 +146,41 @@ def test_a_sure_saying_replaces_an_unsure_call_it_contradicts_even_after_say_it_
 NO_CALL_YET = """@game type=regular last_ball_required=no
 0:00 caller: last ball called is not required
 """
-CARD = "0:20 floor: manufacturer one four two serial number five five one two"
-CALLS_ON = "0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two"
+FOUR_CALLED = "".join(
+    f"0:{t:02d} caller: {ball}\n0:{t + 3:02d} caller: {ball}\n"
+    for t, ball in ((6, "B seven"), (12, "I twenty two"), (18, "N thirty three"), (24, "G fifty"))
+)
+CARD = "0:44 floor: manufacturer one four two serial number five five one two"
+CALLS_ON = "0:33 caller: O seventy one\n0:36 caller: O seventy one"
 
 
 @pytest.mark.parametrize(
     ("session", "asked"),
     [
-        (
-            OPENING + "0:08 player?: bingo\n0:09 caller: B seven\n0:18 caller: I twenty two\n0:21 caller: I twenty two",
-            False,
-        ),
-        (OPENING + "0:08 player?: bingo\n" + CARD, True),
-        (OPENING + "0:08 player(0.02): bingo\n" + CARD, False),
-        (NO_CALL_YET + "0:08 player?: bingo\n" + CARD + "\n0:30 caller: B seven\n0:33 caller: B seven", False),
+        (NO_CALL_YET + FOUR_CALLED + "0:32 player?: bingo\n" + CALLS_ON, False),
+        (NO_CALL_YET + FOUR_CALLED + "0:32 player?: bingo\n" + CARD, True),
+        (NO_CALL_YET + FOUR_CALLED + "0:32 player(0.02): bingo\n" + CARD, False),
+        (NO_CALL_YET + "0:08 player?: bingo\n" + CARD + "\n0:50 caller: B seven\n0:53 caller: B seven", False),
+        (OPENING + "0:09 caller: B seven\n0:32 player?: bingo\n" + CARD, False),
+        (NO_CALL_YET.replace("regular", "cover-all") + FOUR_CALLED + "0:32 player?: bingo\n" + CARD, False),
     ],
-    ids=["the-caller-calls-on", "nothing-sure-follows", "hardly-a-bingo", "no-ball-called-yet"],
+    ids=[
+        "the-caller-calls-on",
+        "nothing-sure-follows",
+        "hardly-a-bingo",
+        "no-ball-called-yet",
+        "fewer-balls-than-a-line",
+        "fewer-balls-than-a-cover-all",
+    ],
 )
 def test_was_that_a_bingo_waits_for_what_follows_a_bingo_heard_unsure(
     tmp_path: Path, session: str, asked: bool
 ) -> None:
-    """No card can have won before a ball is called: a bingo heard unsure then is kept for review, never asked."""
+    """No card can have won before the game's smallest pattern can be complete (a line's four balls, a cover-all's
+    24): a bingo heard unsure then is kept for review, never asked."""
     result, prompts = check(tmp_path, session + "\n", "--json")
     times = [p["time"] for p in json.loads((tmp_path / "prompts.json").read_text()) if p["kind"] == "bingo-unsure"]
-    assert times == ([12.0] if asked else []), prompts
+    assert times == ([36.0] if asked else []), prompts
     findings = [f for g in json.loads(result.stdout)["games"] for f in g["findings"] if f["code"] == "bingo-unsure"]
     assert [f["severity"] for f in findings] == ["uncertain"], "the unsure bingo is kept for review either way"
 

@@ -113,13 +113,20 @@ class Claiming:
         if state.now.unsure:
             self.evidence.find("bingo-unsure")
             utterance = state.now.utterance
-            # asked only if nothing sure settles it, and never before a ball is called: no card can have won then,
-            # so the board witnesses that the hearing was no claim (a "bingo" heard in the crowd before the first
-            # call of a game at 10 dB made the question)
-            if state.board.called and (utterance is None or utterance.confidence >= self.settings.claim_ask_floor):
+            # asked only if nothing sure settles it, and never before a card can have won: the board witnesses that
+            # the hearing was no claim (a "bingo" heard in the crowd before the first call of a game at 10 dB made
+            # the question)
+            if self.could_have_won() and (utterance is None or utterance.confidence >= self.settings.claim_ask_floor):
                 self.windows.open("bingo-unsure", self.settings.claim_wait)
         else:
             self.evidence.prompt("read-card")
+
+    def could_have_won(self) -> bool:
+        """Enough balls are called in this game for the smallest winning pattern of its type (`fewest_to_win`)."""
+        plan = self.state.board.plan or GamePlan()
+        cover_all = plan.type is GameType.COVER_ALL
+        fewest = self.settings.fewest_to_win_cover_all if cover_all else self.settings.fewest_to_win
+        return len(self.state.board.called) >= fewest
 
     @check
     def drop_unsure_claim(self) -> None:

@@ -76,6 +76,13 @@ class ProcedureSettings:
     """A bingo heard with less confidence than this is more likely not a bingo: it is kept for review (B(1),
     uncertain) and the game followed as before, without asking the caller "Was that a bingo?" (the crowd's
     murmur after "are there any other bingos?" read as "bingo" at 0.02)."""
+    fewest_to_win: int = 4
+    """Balls the smallest winning pattern needs (a line through the free center, four corners): before that many
+    are called in a game no card can have won, so a bingo heard unsure is kept for review (B(1), uncertain) and
+    the caller is not asked "Was that a bingo?" (the board witnesses that no one claimed)."""
+    fewest_to_win_cover_all: int = 24
+    """The same for a cover-all: every square but the free center (a floor employee's "no" heard as an unsure
+    "bingo" after nine balls of a cover-all made the question at 20 dB)."""
     prize_cap: float = 2500.0
     """Aggregate prizes offered or given in one occasion (E(2)(f))."""
     min_confidence: float = 0.5

@@ -71,12 +71,13 @@ def call_forms(grammar: Grammar, ball: Ball) -> list[list[Label]]:
     return forms
 
 
-def build_net(grammar: Grammar, intents: Iterable[str]) -> WordNet:
-    """One or more meanings of these intents in a row, as a word network."""
+def build_net(grammar: Grammar, intents: Iterable[str], repeat: bool = True) -> WordNet:
+    """One or more meanings of these intents in a row (`repeat`; otherwise exactly one), as a word network."""
     net = WordNet()
     start, end = 0, net.node()
     net.accepting.add(end)
-    net.epsilon[end].append(start)
+    if repeat:
+        net.epsilon[end].append(start)
     calls = [call_forms(grammar, Ball(n)) for n in range(1, 76)]
     numbers = [grammar.number_words(n).split() for n in NUMBER_SAMPLES]
     contractions = {tuple(v.split()): k for k, v in grammar.spellings.items() if len(v.split()) == 2}

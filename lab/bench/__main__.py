@@ -8,7 +8,18 @@ import sys
 from pathlib import Path
 
 from assistant.engines import ENGINES
-from lab.bench.accuracy import BABBLES, SNRS, BenchError, Plan, add_option_flag, engine_options, report, run
+from assistant.settings import override
+from lab.bench.accuracy import (
+    BABBLES,
+    SNRS,
+    BenchError,
+    Plan,
+    add_option_flag,
+    check_options,
+    engine_options,
+    report,
+    run,
+)
 from lab.bench.real import BABBLE_PARTS
 
 
@@ -140,6 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     cuts.add_argument(
         "--vad", action="store_true", help="also silero-vad and WebRTC's VAD as candidates (pip install -e '.[bench]')"
     )
+    rulings = sub.add_parser(
+        "rulings", help="phrases a word from their opposite (valid or not, yes or no), said alone in babble"
+    )
+    rulings.add_argument("--sets", choices=("held-out", "tuning"), default="held-out", help="voices (default held-out)")
+    rulings.add_argument("--snr", type=_snrs, default=("clean", "20", "10"), help="conditions: clean,20,10,5")
+    rulings.add_argument("--per-intent", type=int, default=4, help="sentences of each intent (default 4)")
+    rulings.add_argument("--engine", choices=ENGINES, default="hall")
+    rulings.add_argument("--babble", choices=BABBLE_PARTS, default="test", help="as for hall (default: test)")
+    add_option_flag(rulings, "as for accuracy (settings.opposites=false: no choice between opposites)")
+    rulings.add_argument("--seed", type=int, default=7)
     load = sub.add_parser(
         "store-load", help="halls keying and hearing at once on one PostgreSQL server; the server killed mid-game"
     )
@@ -161,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         return _hall(args, argv)
     if args.bench == "cuts":
         return _cuts(args, argv)
+    if args.bench == "rulings":
+        return _rulings(args, argv)
 
     quick = args.quick
     engines = ENGINES if args.engine == "all" else (args.engine,)
@@ -238,6 +261,28 @@ def _hall(args: argparse.Namespace, argv: list[str] | None) -> int:
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _rulings(args: argparse.Namespace, argv: list[str] | None) -> int:
+    from assistant.grammar import Grammar
+    from assistant.settings import load_settings
+    from lab.bench import hallset, rulings
+    from lab.scenarios.check import make_recognizers
+
+    settings = load_settings()
+    grammar = Grammar.load(settings.recognizer.grammar)
+    try:
+        check_options((args.engine,), args.option)
+        engine_settings = override(settings, "recognizer", engine=args.engine)
+        recognizer = make_recognizers(1, engine_settings, grammar, engine_options(args.engine, args.option))[0]
+        voices = rulings.SETS[args.sets]
+        tallies = rulings.run(recognizer, grammar, voices, args.snr, args.per_intent, args.babble, args.seed)
+    except (BenchError, hallset.HallSetError) as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    command = "python -m lab.bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    print(rulings.report(tallies, command, voices))
     return 0
 
 
