@@ -38,10 +38,10 @@ class Intent:
     templates: tuple[str, ...]
     sequences: tuple[tuple[str, ...], ...]
     """Every template expanded: literal words and slot markers like '{call}'."""
-    opposes: tuple[str, ...] = ()
-    """The intents that say the opposite in like words ("valid bingo" and "not a valid bingo"): a hearing of one
-    is sure only when the other was not as likely (`WhisperRecognizer.could_mean`). Symmetric: the grammar file
-    names it on either side."""
+    near: tuple[str, ...] = ()
+    """The intents said in nearly the same words that mean otherwise, a word apart ("valid bingo" and "not a valid
+    bingo", "bad bingo" and "bingo"): a hearing of one is no surer than the choice between the two
+    (`WhisperRecognizer.could_mean`). Symmetric: the grammar file names it on either side."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _intent(name: str, spec: dict[str, Any]) -> Intent:
         roles=tuple(spec.get("roles", [])),
         templates=templates,
         sequences=tuple(seq for t in templates for seq in expand(t)),
-        opposes=tuple(str(o) for o in spec.get("opposes", ())),
+        near=tuple(str(o) for o in spec.get("near", ())),
     )
 
 
@@ -143,14 +143,14 @@ class Grammar:
             missing = [n for n in names if n not in self.intents]
             if missing:
                 raise GrammarError(f"{source or 'grammar'}: step {step!r} names unknown intents {missing}")
-        opposed: dict[str, set[str]] = {name: set() for name in self.intents}
+        near: dict[str, set[str]] = {name: set() for name in self.intents}
         for intent in self.intents.values():
-            for other in intent.opposes:
+            for other in intent.near:
                 if other not in self.intents or other == intent.name:
-                    raise GrammarError(f"{source or 'grammar'}: intent {intent.name!r} opposes unknown {other!r}")
-                opposed[intent.name].add(other)
-                opposed[other].add(intent.name)
-        self.intents = {n: replace(i, opposes=tuple(sorted(opposed[n]))) for n, i in self.intents.items()}
+                    raise GrammarError(f"{source or 'grammar'}: intent {intent.name!r} is near unknown {other!r}")
+                near[intent.name].add(other)
+                near[other].add(intent.name)
+        self.intents = {n: replace(i, near=tuple(sorted(near[n]))) for n, i in self.intents.items()}
         self.known = {**self.intents, **self.text_only}
         for intent in self.known.values():
             for seq in intent.sequences:

@@ -709,7 +709,7 @@ def test_a_ruling_is_no_surer_than_the_choice_between_it_and_its_opposite(hall: 
 
     ruled = heard(hall)
     assert ruled.uncertain or ruled.text == "that is a valid bingo", ruled
-    without = make_recognizer("hall", hall.grammar, settings=replace(hall.settings, opposites=False))
+    without = make_recognizer("hall", hall.grammar, settings=replace(hall.settings, near_meanings=False))
     assert isinstance(without, WhisperRecognizer)
     alone = heard(without)
     assert (alone.text, alone.uncertain) == ("not a valid bingo", False), "the case the choice is for"

@@ -155,3 +155,20 @@ def test_numbers_in_words_are_read_each_as_far_as_it_goes() -> None:
     assert grammar.numbers_in(["one", "two"]) == [1, 2]  # digit by digit: two numbers, as said
     assert grammar.numbers_in(["twenty", "zero", "fourteen"]) == [20, 0, 14]
     assert grammar.numbers_in(["thank", "you"]) == []
+
+
+def test_near_meanings_are_named_once_and_hold_both_ways(grammar: Grammar) -> None:
+    """`near` in the grammar file, on either side, makes two intents near each other; an unknown one is an error."""
+    assert grammar.intents["valid"].near == ("bingo", "not-valid")
+    assert grammar.intents["not-valid"].near == ("bingo", "valid")
+    assert grammar.intents["yes"].near == ("no",)
+    assert "last-ball-required" in grammar.intents["last-ball-not-required"].near
+    assert grammar.intents["last-ball-not-required"].near == ("last-ball-required",)
+    assert grammar.intents["prize"].near == ()
+    data = {
+        "letters": {"b": {"word": "b", "first": 1}},
+        "numbers": {"units": ["zero"], "teens": ["ten"], "tens": {"twenty": 20}, "scales": {"hundred": 100}},
+        "intents": {"yes": {"templates": ["yes"], "near": ["maybe"]}},
+    }
+    with pytest.raises(GrammarError, match="near unknown 'maybe'"):
+        Grammar(data)

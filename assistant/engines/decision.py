@@ -264,9 +264,9 @@ class Reading:
     """The call head's posterior over its labels (0 for no call, then the balls), when the engine has a head."""
     decoded: Reading | None = field(default=None, repr=False, compare=False)
     """The decoder's own reading, before the head weighed it (the evidence the hearing decision is fitted on)."""
-    opposed: float = 0.0
-    """The share Whisper's own decoder gave the opposite of this phrase (`Intent.opposes`) when asked to choose
-    between the two alone (`WhisperRecognizer.could_mean`); 0.0 when it has none or was not asked."""
+    near: float = 0.0
+    """The largest share Whisper's own decoder gave a near meaning of this phrase (`Intent.near`) when asked to
+    choose between the two alone (`WhisperRecognizer.could_mean`); 0.0 when it has none or was not asked."""
     evidence: Evidence | None = field(default=None, repr=False, compare=False)
     """What the fitted decision decided this call from (`WhisperSettings.decision`), the other saying left out."""
 
@@ -381,10 +381,10 @@ class Decider:
             reading = replace(weighed, posterior=posterior, decoded=reading)
             if self.fitted is not None and reading.single_call is not None:
                 reading = self._decided(reading, samples / RATE)
-        if self.settings.opposites and reading.opposed > 0.0:
+        if self.settings.near_meanings and reading.near > 0.0:
             # "that is a valid bingo" read "not a valid bingo" at 0.92 under the step's prompt, and the choice
             # between the two alone gave the opposite 0.99: no surer than that choice
-            reading = replace(reading, confidence=min(reading.confidence, 1.0 - reading.opposed))
+            reading = replace(reading, confidence=min(reading.confidence, 1.0 - reading.near))
         if reading.single_call is not None and samples > self.settings.call_longest * RATE:
             # one call read from more audio than one saying takes: the cut may have joined two sayings (the second
             # of one ball and the first of the next, read as the next alone), so the repeat it seems to lack may be

@@ -546,14 +546,12 @@ class WhisperRecognizer:
             and reading.single_call is None
             and reading.confidence >= self.settings.min_confidence
         ):
-            # a sure phrase a word away from its opposite: how much the decoder, asked to choose, gives the opposite
-            # (about 0.25 s a choice; an unsure phrase is not asked, the choice could only make it less sure)
+            # a sure phrase a word away from another meaning: how much the decoder, asked to choose, gives the
+            # other (about 0.25 s a choice; an unsure phrase is not asked, the choice could only make it less sure)
             heard_intent = reading.intents[0]
-            opposites = [o for o in self.grammar.known[heard_intent].opposes if o in intents]
-            if opposites and self.settings.opposites:
-                reading = replace(
-                    reading, opposed=max(self.could_mean(memory, other, heard_intent) for other in opposites)
-                )
+            near = [o for o in self.grammar.known[heard_intent].near if o in intents]
+            if near and self.settings.near_meanings:
+                reading = replace(reading, near=self.could_mean(memory, heard_intent, near))
         reading = self.decider.decide(reading, posterior, len(samples), takes_calls="call" in self._active)
         if reading.single_call is not None:
             reading = replace(reading, memory=memory)
@@ -586,22 +584,23 @@ class WhisperRecognizer:
         if memory is None:
             return 0.0
         nets = []
-        for ball in (other, heard):
+        for ball in (heard, other):
             net = WordNet()
             end = net.node()
             net.accepting.add(end)
             for form in call_forms(self.grammar, Ball(ball)):
                 net.path(0, form, end)
-            nets.append(net)
-        return self._choice(memory, Walker(nets[0]), Walker(nets[1]), self.settings.beam)
+            nets.append(Walker(net))
+        return self._choice(memory, nets[0], nets[1:], self.settings.beam)
 
-    def could_mean(self, memory: Array, other: str, heard: str) -> float:
-        """How much of a saying heard as a phrase of intent `heard` the decoder gives the intent `other` that says
-        the opposite (`Intent.opposes`) when asked to choose between the two alone, prompted with nothing. The
-        step's prompt, which lists its short phrases, drew Whisper's own decoder to "not a valid bingo" (3.6 nats
-        better than "valid bingo") for "that is a valid bingo" said in 10 dB of babble; asked alone, it gave the
-        saying 98 % to "this is a valid bingo"."""
-        return self._choice(memory, self._intent_net(other), self._intent_net(heard), self.settings.phrase_beam)
+    def could_mean(self, memory: Array, heard: str, others: Sequence[str]) -> float:
+        """The most of a saying heard as a phrase of intent `heard` that the decoder gives one of the intents
+        `others` said in nearly the same words (`Intent.near`) when asked to choose between that one and `heard`
+        alone, prompted with nothing. The step's prompt, which lists its short phrases, drew Whisper's own decoder
+        to "not a valid bingo" (3.6 nats better than "valid bingo") for "that is a valid bingo" said in 10 dB of
+        babble; asked alone, it gave the saying 98 % to "this is a valid bingo"."""
+        walkers = [self._intent_net(other) for other in others]
+        return self._choice(memory, self._intent_net(heard), walkers, self.settings.near_beam)
 
     def _intent_net(self, intent: str) -> Walker:
         """One meaning of `intent`, as a walker of Whisper's own decoder (it keeps what may follow each state)."""
@@ -609,18 +608,21 @@ class WhisperRecognizer:
             self._intent_nets[intent] = Walker(build_net(self.grammar, [intent], repeat=False))
         return self._intent_nets[intent]
 
-    def _choice(self, memory: Array, other: Walker, heard: Walker, beam: int) -> float:
-        """The share of the first of two word networks when Whisper's own decoder, prompted with nothing, is asked
-        which of the two the saying is: each network's best sentence against the other's."""
-        scores = []
-        for walker in (other, heard):
+    def _choice(self, memory: Array, heard: Walker, others: Sequence[Walker], beam: int) -> float:
+        """The largest share one of `others` takes when Whisper's own decoder, prompted with nothing, is asked
+        whether the saying is it or `heard`: each network's best sentence against the other's (0.0 for none)."""
+
+        def best(walker: Walker) -> float:
             found = self._own_search.search(memory, self._start, walker, beam=beam, max_free=0).finished
-            scores.append(max((h.score for h in found), default=-np.inf))
-        if not np.isfinite(scores[0]):
-            return 0.0
-        if not np.isfinite(scores[1]):
-            return 1.0
-        return float(1.0 / (1.0 + np.exp(scores[1] - scores[0])))
+            return max((h.score for h in found), default=-np.inf)
+
+        mine = best(heard)
+        shares = [0.0]
+        for other in others:
+            theirs = best(other)
+            if np.isfinite(theirs):
+                shares.append(1.0 if not np.isfinite(mine) else float(1.0 / (1.0 + np.exp(mine - theirs))))
+        return max(shares)
 
     def stream(self, chunks: Iterable[AudioChunk]) -> Iterator[Heard]:
         """Cut the stream by voice activity; decode each utterance as it closes.

@@ -18,12 +18,13 @@ class WhisperSettings:
     92 % right on clean cut calls); Whisper's own 30 s cost nine times as much and was no better."""
     beam: int = 5
     """Hypotheses kept by the constrained search."""
-    opposites: bool = True
-    """A phrase whose intent has an opposite in the step (`opposes` in the grammar: a valid bingo and not, yes and
-    no, the last ball required and not) is at most as sure as Whisper's own decoder, asked to choose between the
-    two alone with no prompt, gives it (`could_mean`)."""
-    phrase_beam: int = 8
-    """Hypotheses kept when a phrase is weighed against its opposite: with `beam` (5) the search found no sentence
+    near_meanings: bool = True
+    """A sure phrase with a near meaning in the step (`near` in the grammar: a valid bingo and not, "bad bingo" and
+    "bingo", yes and no, the last ball required and not) is at most as sure as Whisper's own decoder, asked to
+    choose between the two alone with no prompt, makes it (`could_mean`; about 0.25 s of decoding a near
+    meaning)."""
+    near_beam: int = 8
+    """Hypotheses kept when a phrase is weighed against a near meaning: with `beam` (5) the search found no sentence
     of "not a valid bingo" in a saying of "that is a valid bingo" in 10 dB of babble; with 8 it did."""
     prompt_phrase_tokens: int = 40
     """Tokens of the prompt given to the step's phrases (the calls come on top)."""

@@ -152,14 +152,14 @@ def main(argv: list[str] | None = None) -> int:
         "--vad", action="store_true", help="also silero-vad and WebRTC's VAD as candidates (pip install -e '.[bench]')"
     )
     rulings = sub.add_parser(
-        "rulings", help="phrases a word from their opposite (valid or not, yes or no), said alone in babble"
+        "rulings", help="phrases a word from another meaning (valid or not, yes or no), said alone in babble"
     )
     rulings.add_argument("--sets", choices=("held-out", "tuning"), default="held-out", help="voices (default held-out)")
     rulings.add_argument("--snr", type=_snrs, default=("clean", "20", "10"), help="conditions: clean,20,10,5")
     rulings.add_argument("--per-intent", type=int, default=4, help="sentences of each intent (default 4)")
     rulings.add_argument("--engine", choices=ENGINES, default="hall")
     rulings.add_argument("--babble", choices=BABBLE_PARTS, default="test", help="as for hall (default: test)")
-    add_option_flag(rulings, "as for accuracy (settings.opposites=false: no choice between opposites)")
+    add_option_flag(rulings, "as for accuracy (settings.near_meanings=false: no choice between near meanings)")
     rulings.add_argument("--seed", type=int, default=7)
     load = sub.add_parser(
         "store-load", help="halls keying and hearing at once on one PostgreSQL server; the server killed mid-game"

@@ -1,12 +1,13 @@
-"""Phrases a word from their opposite, said alone in the hall's babble: `python -m lab.bench rulings`.
+"""Phrases a word from another meaning, said alone in the hall's babble: `python -m lab.bench rulings`.
 
-The grammar names the intents that say the opposite in like words (`opposes`: a valid bingo and not, yes and no,
-the last ball required and not). A sure hearing of the opposite is the worst a ruling can be heard: "that is a valid
-bingo" heard sure as "not a valid bingo" makes the assistant tell the caller to call the held ball. Each sentence of
-each such intent is said by each voice over the PA, with babble before and after, and decoded alone in the step the
-procedure hears it in. The table counts, per condition, the sayings heard right and sure, sure as the opposite, sure
-as something else, and unsure; run it with `--option settings.opposites=false` for the hearing without the choice
-between opposites."""
+The grammar names the intents said in nearly the same words that mean otherwise (`near`: a valid bingo and not, "bad
+bingo" and "bingo", yes and no, the last ball required and not). A sure hearing of the near meaning is the worst a
+ruling can be heard: "that is a valid bingo" heard sure as "not a valid bingo" makes the assistant tell the caller to
+call the held ball; "bad bingo" heard sure as "bingo" is another claim. Each sentence of each such intent is said by
+each voice over the PA, with babble before and after, and decoded alone in a step that listens for it and its near
+meanings. The table counts, per condition, the sayings heard right and sure, sure as a near meaning, sure as
+something else, and unsure; run it with `--option settings.near_meanings=false` for the hearing without the choice
+between near meanings."""
 
 from __future__ import annotations
 
@@ -34,17 +35,17 @@ SETS = {
 """Voice sets: held-out (flite's four voices and the scenario library's held-out espeak voices), tuning."""
 
 
-def opposed_intents(grammar: Grammar) -> list[str]:
-    """The intents the grammar says have an opposite, in the grammar's order."""
-    return [name for name, intent in grammar.intents.items() if intent.opposes]
+def near_intents(grammar: Grammar) -> list[str]:
+    """The intents the grammar says have a near meaning, in the grammar's order."""
+    return [name for name, intent in grammar.intents.items() if intent.near]
 
 
 def step_of(grammar: Grammar, intent: str) -> tuple[str, ...]:
-    """The intents of the first step that listens for `intent`: where the procedure hears it."""
-    for intents in grammar.steps.values():
-        if intent in intents:
-            return intents
-    return (intent,)
+    """The intents of the first step that listens for `intent` and its near meanings (the procedure hears them
+    there), or for `intent` at least."""
+    near = set(grammar.intents[intent].near)
+    steps = [intents for intents in grammar.steps.values() if intent in intents]
+    return next((s for s in steps if near <= set(s)), steps[0] if steps else (intent,))
 
 
 def sentences(grammar: Grammar, intent: str, count: int, seed: int) -> list[str]:
@@ -61,13 +62,13 @@ class Tally:
 
     sayings: int = 0
     right: int = 0
-    opposite: int = 0
+    near: int = 0
     other: int = 0
     unsure: int = 0
     seconds: list[float] = field(default_factory=list)
     """Decoding time of each saying."""
     wrong: list[str] = field(default_factory=list)
-    """Sayings heard sure as their opposite or as something else: voice, what was said, what was heard."""
+    """Sayings heard sure as a near meaning or as something else: voice, what was said, what was heard."""
 
     def row(self, name: str) -> str:
         def pct(n: int) -> str:
@@ -75,13 +76,13 @@ class Tally:
 
         p95 = float(np.percentile(self.seconds, 95)) if self.seconds else float("nan")
         return (
-            f"| {name} | {self.sayings} | {pct(self.right)} | {pct(self.opposite)} | {pct(self.other)} | "
+            f"| {name} | {self.sayings} | {pct(self.right)} | {pct(self.near)} | {pct(self.other)} | "
             f"{pct(self.unsure)} | {p95 * 1000:.0f} |"
         )
 
 
 HEADER = (
-    "| condition | sayings | right and sure % | sure as the opposite % | sure as another meaning % | unsure % | "
+    "| condition | sayings | right and sure % | sure as a near meaning % | sure as another meaning % | unsure % | "
     "decode p95 ms |\n|---|---|---|---|---|---|---|"
 )
 
@@ -110,16 +111,16 @@ def run(
     babble: str,
     seed: int,
 ) -> dict[str, Tally]:
-    """Every voice saying every chosen sentence of every opposed intent, under each condition."""
+    """Every voice saying every chosen sentence of every intent with a near meaning, under each condition."""
     tallies: dict[str, Tally] = {}
     for snr in snrs:
         snr_db = SNRS[snr]
         rng = random.Random(f"{seed}:{snr}")
         crowd = real.real_crowd(random.Random(f"{seed}:crowd:{snr}"), part=babble) if snr_db is not None else None
         tally = tallies.setdefault(snr, Tally())
-        for intent in opposed_intents(grammar):
+        for intent in near_intents(grammar):
             step = step_of(grammar, intent)
-            opposites = set(grammar.intents[intent].opposes)
+            near = set(grammar.intents[intent].near)
             for words in sentences(grammar, intent, per_intent, seed):
                 for voice in voices:
                     samples = clip_in_hall(words, voice, snr_db, rng, crowd)
@@ -133,8 +134,8 @@ def run(
                         tally.unsure += 1
                     elif meanings == {intent}:
                         tally.right += 1
-                    elif meanings & opposites:
-                        tally.opposite += 1
+                    elif meanings & near:
+                        tally.near += 1
                         tally.wrong.append(f"{voice}: {words!r} heard {heard.text!r} {heard.confidence:.2f}")
                     else:
                         tally.other += 1
