@@ -87,22 +87,34 @@ def test_say_it_again_is_asked_when_unsure_speech_may_have_been_the_second_sayin
 
 
 @pytest.mark.parametrize(
-    ("call", "said"),
+    ("call", "said", "severity"),
     [
-        ("0:06 caller: B seven", ("board-differs", "Board shows B nine")),
-        ("0:06 caller?: B seven", ("board-differs-check", "Board shows B nine. Did you call B seven?")),
+        ("0:06 caller: B seven", ("board-differs", "Board shows B nine"), "violation"),
+        ("0:06 caller?: B seven", ("board-differs-check", "Board shows B nine. Did you call B seven?"), "uncertain"),
+        (
+            "0:06 caller: B seven (or B9)",
+            ("board-differs-check", "Board shows B nine. Did you call B seven?"),
+            "uncertain",
+        ),
+        ("0:06 caller: B seven (or B8)", ("board-differs", "Board shows B nine"), "violation"),
     ],
-    ids=["heard-sure", "heard-unsure"],
+    ids=["heard-sure", "heard-unsure", "sure-with-room-for-the-keyed-ball", "sure-with-room-for-another-ball"],
 )
 def test_the_board_differs_is_asserted_only_on_a_call_heard_sure(
-    tmp_path: Path, call: str, said: tuple[str, str]
+    tmp_path: Path, call: str, said: tuple[str, str], severity: str
 ) -> None:
+    """The keyed ball is a witness, not the answer: the call stays the ball heard, and a hearing that left room
+    for the keyed ball makes the mismatch a doubt (asked, for review), never a violation."""
     script = (
         "@game type=regular last_ball_required=no\n0:00 caller: last ball called is not required\n"
         f"0:05 board: B9\n{call}\n0:09 caller: B seven\n"
     )
-    _, prompts = check(tmp_path, script)
+    result, prompts = check(tmp_path, script, "--json")
     assert said in prompts
+    (game,) = json.loads(result.stdout)["games"]
+    (finding,) = [f for f in game["findings"] if f["code"] == "call-differs-from-board"]
+    assert finding["severity"] == severity
+    assert [c["ball"] for c in game["calls"]] == ["B7"], "never turned into the keyed ball"
 
 
 def test_an_approval_in_the_hall_s_own_words_leaves_the_manual_draw_for_review(tmp_path: Path) -> None:

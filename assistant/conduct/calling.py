@@ -298,7 +298,9 @@ class Calling:
         key = game.unmatched_key
         if key is not None:
             game.unmatched_key = None
-            self.master_board.compare(record, key.ball, state.now.heard, state.now.unsure)
+            self.master_board.compare(
+                record, key.ball, state.now.heard, state.now.unsure, state.now.time, self.calls.could_be()
+            )
         self.repeats.said_once(ball)
 
 

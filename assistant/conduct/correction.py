@@ -10,11 +10,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..grammar import Grammar
-from ..messages import Ball, CallRecord, Meaning
+from ..messages import Ball, CallRecord, Doubt, Meaning, Role
 from .calling import Repeats, misread
 from .core import Calls, ProcedureSettings, Windows, check, expires
 from .evidence import Evidence
 from .state import ConductState, Correction
+
+ROOM_FOR_THE_KEYED = "the hearing of this call left room for the ball keyed on the master board"
 
 
 class Correcting:
@@ -237,15 +239,21 @@ class MasterBoard:
         records = self.calls.records()
         pending = state.game.pending
         if pending is not None and records and records[-1].ball == pending.ball and not records[-1].keyed:
-            self.compare(records[-1], key.ball, pending.heard, pending.unsure)  # keyed while being called
+            # keyed while being called
+            self.compare(records[-1], key.ball, pending.heard, pending.unsure, pending.time, pending.could_be)
         else:
             state.game.unmatched_key = key  # keyed before it is called
 
-    def compare(self, record: CallRecord, keyed: Ball, heard: str, unsure: bool) -> None:
-        """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball."""
+    def compare(
+        self, record: CallRecord, keyed: Ball, heard: str, unsure: bool, at: float, could_be: tuple[Ball, ...]
+    ) -> None:
+        """A(5): a spoken call that differs from the keyed ball is a mis-call; A(4): a match shows the ball. The
+        keyed ball is a witness, not the answer: a call heard as another ball stays that ball, and where its
+        hearing left room for the keyed ball (`Utterance.could_be`) the mismatch is a doubt, never a violation."""
         if record.ball == keyed:
             record.keyed = True
             return
-        self.evidence.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed)
+        doubts = [Doubt(at, Role.CALLER, heard, ROOM_FOR_THE_KEYED)] if keyed in could_be else []
+        self.evidence.find("call-differs-from-board", heard=heard, unsure=unsure, keyed=keyed, doubts=doubts)
         spoken = self.evidence.spoken(keyed)
-        self.evidence.prompt("board-differs", unsure=unsure, heard=heard, keyed=spoken, called=heard)
+        self.evidence.prompt("board-differs", unsure=unsure, heard=heard, keyed=spoken, called=heard, doubts=doubts)
