@@ -97,17 +97,29 @@ def test_say_it_again_is_asked_when_unsure_speech_may_have_been_the_second_sayin
             "uncertain",
         ),
         ("0:06 caller: B seven (or B8)", ("board-differs", "Board shows B nine"), "violation"),
+        (
+            "0:05.5 caller: B seven (or B9)\n0:06 board: B9",
+            ("board-differs-check", "Board shows B nine. Did you call B seven?"),
+            "uncertain",
+        ),
     ],
-    ids=["heard-sure", "heard-unsure", "sure-with-room-for-the-keyed-ball", "sure-with-room-for-another-ball"],
+    ids=[
+        "heard-sure",
+        "heard-unsure",
+        "sure-with-room-for-the-keyed-ball",
+        "sure-with-room-for-another-ball",
+        "keyed-while-being-called",
+    ],
 )
 def test_the_board_differs_is_asserted_only_on_a_call_heard_sure(
     tmp_path: Path, call: str, said: tuple[str, str], severity: str
 ) -> None:
     """The keyed ball is a witness, not the answer: the call stays the ball heard, and a hearing that left room
     for the keyed ball makes the mismatch a doubt (asked, for review), never a violation."""
+    keyed = call if "board" in call else f"0:05 board: B9\n{call}"  # keyed before the call, or while it is called
     script = (
         "@game type=regular last_ball_required=no\n0:00 caller: last ball called is not required\n"
-        f"0:05 board: B9\n{call}\n0:09 caller: B seven\n"
+        f"{keyed}\n0:09 caller: B seven\n"
     )
     result, prompts = check(tmp_path, script, "--json")
     assert said in prompts
