@@ -162,8 +162,7 @@ def test_near_meanings_are_named_once_and_hold_both_ways(grammar: Grammar) -> No
     assert grammar.intents["valid"].near == ("bingo", "not-valid")
     assert grammar.intents["not-valid"].near == ("bingo", "valid")
     assert grammar.intents["yes"].near == ("no",)
-    assert "last-ball-required" in grammar.intents["last-ball-not-required"].near
-    assert grammar.intents["last-ball-not-required"].near == ("last-ball-required",)
+    assert grammar.intents["last-ball-not-required"].near == (), "measured: the choice made right ones unsure"
     assert grammar.intents["prize"].near == ()
     data = {
         "letters": {"b": {"word": "b", "first": 1}},

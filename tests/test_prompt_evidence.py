@@ -255,3 +255,35 @@ def test_the_scenario_bench_counts_a_question_said_in_place_of_a_prompt_as_that_
     told.append(Prompt(70.0, "Say it again: B seven", "repeat-call"))
     assert [(p.time, p.kind) for p in prompts_beyond(heard, told, rules)] == [(100.0, "bingo-unsure")]
     assert rules.prompts["bingo-unsure"].wrong and not rules.prompts["repeat-call-check"].wrong
+
+
+WON = (
+    "@game type=regular last_ball_required=yes\n0:00 caller: last ball called is required\n"
+    + "".join(
+        f"0:{t:02d} caller: {ball}\n0:{t + 3:02d} caller: {ball}\n"
+        for t, ball in ((6, "B seven"), (12, "I twenty two"), (18, "N thirty three"), (24, "G fifty"))
+    )
+    + "0:30 player: bingo\n0:36 floor: manufacturer one four two serial number four seven two nine one\n"
+    + "0:44 floor: B seven, I twenty two, N thirty three, G fifty\n0:50 caller: valid bingo\n"
+    + "0:54 caller: are there any other bingos?\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("between", "severity"),
+    [
+        ("", "violation"),
+        ("1:00 caller?: this game\n", "uncertain"),
+        ("1:00 caller: okay folks next one\n", "uncertain"),
+    ],
+    ids=["nothing-said", "caller-heard-unsure", "caller-in-the-hall-s-own-words"],
+)
+def test_a_call_after_a_valid_bingo_is_a_violation_only_when_nothing_could_have_opened_the_next_game(
+    tmp_path: Path, between: str, severity: str
+) -> None:
+    """B(4) rests on an absence too: the caller's words that would have closed the game or opened the next. Unsure
+    or unplaced speech of the caller since the bingo was found valid may have been them (a next game's opening
+    heard unsure made its calls false violations)."""
+    result, _ = check(tmp_path, WON + between + "1:06 caller: B one\n1:09 caller: B one\n", "--json")
+    found = [f for g in json.loads(result.stdout)["games"] for f in g["findings"] if f["clause"] == "B(4)"]
+    assert [f["severity"] for f in found] == [severity, severity]

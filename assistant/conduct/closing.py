@@ -29,10 +29,13 @@ class Closing:
 
     @check
     def call_after_valid_claim(self) -> None:
-        """B(4): after a valid bingo the game is over: no new ball."""
+        """B(4): after a valid bingo the game is over: no new ball. Made from an absence: the caller's words that
+        would have closed this game or opened the next were not heard since the bingo was found valid; unsure or
+        unplaced speech of the caller there may have been them (a next game's "last ball called is required" heard
+        unsure made its calls two false B(4) violations)."""
         ball = called_ball(self.state.now)
         if ball not in self.state.board.called:
-            self.evidence.find("call-after-valid-claim", ball=ball)
+            self.evidence.find("call-after-valid-claim", ball=ball, since=self.state.game.won_at)
 
     @check
     def note_other_bingos_asked(self) -> None:
