@@ -20,9 +20,8 @@ class WhisperSettings:
     """Hypotheses kept by the constrained search."""
     near_meanings: bool = True
     """A sure phrase with a near meaning in the step (`near` in the grammar: a valid bingo and not, "bad bingo" and
-    "bingo", yes and no, the last ball required and not) is at most as sure as Whisper's own decoder, asked to
-    choose between the two alone with no prompt, makes it (`could_mean`; about 0.25 s of decoding a near
-    meaning)."""
+    "bingo", yes and no) is at most as sure as Whisper's own decoder, asked to choose between the two alone with no
+    prompt, makes it (`could_mean`; about 0.25 s of decoding a near meaning)."""
     near_beam: int = 8
     """Hypotheses kept when a phrase is weighed against a near meaning: with `beam` (5) the search found no sentence
     of "not a valid bingo" in a saying of "that is a valid bingo" in 10 dB of babble; with 8 it did."""

@@ -1,7 +1,7 @@
 """Phrases a word from another meaning, said alone in the hall's babble: `python -m lab.bench rulings`.
 
 The grammar names the intents said in nearly the same words that mean otherwise (`near`: a valid bingo and not, "bad
-bingo" and "bingo", yes and no, the last ball required and not). A sure hearing of the near meaning is the worst a
+bingo" and "bingo", yes and no). A sure hearing of the near meaning is the worst a
 ruling can be heard: "that is a valid bingo" heard sure as "not a valid bingo" makes the assistant tell the caller to
 call the held ball; "bad bingo" heard sure as "bingo" is another claim. Each sentence of each such intent is said by
 each voice over the PA, with babble before and after, and decoded alone in a step that listens for it and its near
