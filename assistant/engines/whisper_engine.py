@@ -259,7 +259,7 @@ class WhisperRecognizer:
         self._prompts: dict[tuple[str, ...], list[_Prompt]] = {}
         self._yardsticks: dict[tuple[tuple[str, ...], frozenset[str]], list[_Prompt]] = {}
         self._intent_nets: dict[str, Walker] = {}
-        """Each intent alone as a word network (`could_mean`)."""
+        """Each intent alone, one meaning, as a walker of Whisper's own decoder (`could_mean`)."""
         self._calibration = _calibration(CALIBRATION) if self.settings.calibrated else None
         self._head = call_head.load() if self.settings.head else None
         fitted: decision.Decision | None = None
