@@ -137,12 +137,6 @@ class Grammar:
         both = set(self.intents) & set(self.text_only)
         if both:
             raise GrammarError(f"{source or 'grammar'}: intents both listened for and text only: {sorted(both)}")
-        self.known: dict[str, Intent] = {**self.intents, **self.text_only}
-        """Every meaning the parser can read."""
-        for step, names in self.steps.items():
-            missing = [n for n in names if n not in self.intents]
-            if missing:
-                raise GrammarError(f"{source or 'grammar'}: step {step!r} names unknown intents {missing}")
         near: dict[str, set[str]] = {name: set() for name in self.intents}
         for intent in self.intents.values():
             for other in intent.near:
@@ -151,7 +145,12 @@ class Grammar:
                 near[intent.name].add(other)
                 near[other].add(intent.name)
         self.intents = {n: replace(i, near=tuple(sorted(near[n]))) for n, i in self.intents.items()}
-        self.known = {**self.intents, **self.text_only}
+        self.known: dict[str, Intent] = {**self.intents, **self.text_only}
+        """Every meaning the parser can read."""
+        for step, names in self.steps.items():
+            missing = [n for n in names if n not in self.intents]
+            if missing:
+                raise GrammarError(f"{source or 'grammar'}: step {step!r} names unknown intents {missing}")
         for intent in self.known.values():
             for seq in intent.sequences:
                 bad = [w for w in seq if w.startswith("{") and w.strip("{}") not in SLOTS]

@@ -20,6 +20,7 @@ from assistant.engines.whisper_engine import ADAPTER, WhisperRecognizer, Whisper
 from assistant.grammar import Grammar
 from assistant.messages import Ball, Role
 from assistant.pipeline import heard_to_utterance
+from lab.bench import hallset
 
 pytestmark = pytest.mark.engine
 
@@ -671,20 +672,13 @@ def test_a_held_out_human_call_both_listeners_hear_alike_is_sure_where_the_rules
 def _scenario_saying(name: str, words: str, condition: int) -> tuple[np.ndarray, float]:
     """A caller's saying as the scenario library renders `name` under condition `condition`: its own audio, from
     8 s before it to 2 s after, and the time that audio starts at in the scenario's."""
-    import random as random_
-
     from assistant.script import read_script
-    from lab.bench.real import real_crowd
-    from lab.scenarios.render import CALLER, in_babble, render
-    from lab.scenarios.scenarios import CONDITIONS, scenario_paths
+    from lab.scenarios.render import CALLER
+    from lab.scenarios.scenarios import CONDITIONS, hall_audio, scenario_paths
 
     paths = scenario_paths()
     (path,) = [p for p in paths if p.stem == name]
-    seed = paths.index(path)
-    condition_ = CONDITIONS[condition]
-    rendering = render(read_script(path, Grammar.load()), condition_.voices, seed=seed)
-    crowd = real_crowd(random_.Random(seed + 2), part="test")
-    samples = in_babble(rendering, condition_.snr_db, seed=seed + 1, crowd=crowd)
+    rendering, samples = hall_audio(read_script(path, Grammar.load()), CONDITIONS[condition], seed=paths.index(path))
     (spoken,) = [s for s in rendering.spoken if s.text == words and s.channel == CALLER][:1]
     start = round(spoken.start - 8.0, 1)
     return np.asarray(samples[int(start * 16000) : int((spoken.end + 2.0) * 16000), CALLER]), start
@@ -697,9 +691,6 @@ def test_a_ruling_is_no_surer_than_the_choice_between_it_and_its_opposite(hall: 
     opposite most of the saying: the hearing is unsure, or the ruling."""
     saying, start = _scenario_saying("b7-occasion-two-claims", "that is a valid bingo", 10)
     claim = hall.grammar.steps["claim"]
-
-    from lab.bench import hallset
-
     (begin, end) = max(hallset.cut(saying, HALL_CUTTING), key=lambda span: span[1] - span[0])  # as the stream cuts
     cut = saying[round(begin * 16000) : round(end * 16000)]
 

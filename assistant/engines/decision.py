@@ -381,7 +381,7 @@ class Decider:
             reading = replace(weighed, posterior=posterior, decoded=reading)
             if self.fitted is not None and reading.single_call is not None:
                 reading = self._decided(reading, samples / RATE)
-        if self.settings.near_meanings and reading.near > 0.0:
+        if reading.near > 0.0:
             # "that is a valid bingo" read "not a valid bingo" at 0.92 under the step's prompt, and the choice
             # between the two alone gave the opposite 0.99: no surer than that choice
             reading = replace(reading, confidence=min(reading.confidence, 1.0 - reading.near))

@@ -542,7 +542,8 @@ class WhisperRecognizer:
                         reading = replace(reading, text=sentence)
                         break
         if (
-            len(reading.intents) == 1
+            self.settings.near_meanings
+            and len(reading.intents) == 1
             and reading.single_call is None
             and reading.confidence >= self.settings.min_confidence
         ):
@@ -550,7 +551,7 @@ class WhisperRecognizer:
             # other (about 0.25 s a choice; an unsure phrase is not asked, the choice could only make it less sure)
             heard_intent = reading.intents[0]
             near = [o for o in self.grammar.known[heard_intent].near if o in intents]
-            if near and self.settings.near_meanings:
+            if near:
                 reading = replace(reading, near=self.could_mean(memory, heard_intent, near))
         reading = self.decider.decide(reading, posterior, len(samples), takes_calls="call" in self._active)
         if reading.single_call is not None:

@@ -71,14 +71,8 @@ class Tally:
     """Sayings heard sure as a near meaning or as something else: voice, what was said, what was heard."""
 
     def row(self, name: str) -> str:
-        def pct(n: int) -> str:
-            return f"{100.0 * n / self.sayings:.1f}" if self.sayings else "-"
-
-        p95 = float(np.percentile(self.seconds, 95)) if self.seconds else float("nan")
-        return (
-            f"| {name} | {self.sayings} | {pct(self.right)} | {pct(self.near)} | {pct(self.other)} | "
-            f"{pct(self.unsure)} | {p95 * 1000:.0f} |"
-        )
+        share = [hallset.pct(n, self.sayings) for n in (self.right, self.near, self.other, self.unsure)]
+        return f"| {name} | {self.sayings} | {' | '.join(share)} | {hallset.p(self.seconds, 95)} |"
 
 
 HEADER = (

@@ -19,6 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from assistant.audio import from_samples
 from assistant.engines.base import Recognizer
 from assistant.grammar import Grammar
@@ -29,7 +31,7 @@ from assistant.settings import ROOT, Settings, load_settings, override
 from lab.bench.accuracy import engine_options
 from lab.bench.real import real_crowd
 from lab.scenarios.check import check_recording, check_script, make_recognizers
-from lab.scenarios.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, in_babble, render
+from lab.scenarios.render import HELD_OUT_VOICES, TUNING_VOICES, HallVoices, Rendering, in_babble, render
 
 SCENARIO_DIR = ROOT / "tests" / "scenarios"
 QUICK = (
@@ -147,11 +149,7 @@ def run_scenario(
     told: list[Prompt] = []
     expected: OccasionRecord = check_script(items, settings, grammar, told)
     wall, cpu = time.perf_counter(), time.process_time()
-    rendering = render(items, condition.voices, seed=seed)
-    crowd = None
-    if condition.babble.startswith("real") and condition.snr_db is not None:
-        crowd = real_crowd(random.Random(seed + 2), part="test" if condition.babble == "real-test" else "all")
-    samples = in_babble(rendering, condition.snr_db, seed=seed + 1, crowd=crowd)
+    rendering, samples = hall_audio(items, condition, seed)
     recording = from_samples(samples, 16000)
     result = check_recording(
         recording, plans_of(path), settings, grammar, keys=rendering.board_keys(), recognizers=recognizers
@@ -183,6 +181,15 @@ def run_scenario(
         false_prompts=beyond,
         false_wrong=sum(n for kind, n in beyond.items() if kind in wrong),
     )
+
+
+def hall_audio(items: Sequence[Input], condition: Condition, seed: int) -> tuple[Rendering, np.ndarray]:
+    """A script rendered in the condition's voices and mixed with its crowd: the audio a session is checked from."""
+    rendering = render(items, condition.voices, seed=seed)
+    crowd = None
+    if condition.babble.startswith("real") and condition.snr_db is not None:
+        crowd = real_crowd(random.Random(seed + 2), part="test" if condition.babble == "real-test" else "all")
+    return rendering, in_babble(rendering, condition.snr_db, seed=seed + 1, crowd=crowd)
 
 
 def prompts_beyond(heard: Sequence[Prompt], told: Sequence[Prompt], rules: RulePack) -> list[Prompt]:
