@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -669,19 +669,44 @@ def test_a_held_out_human_call_both_listeners_hear_alike_is_sure_where_the_rules
     assert set(_sure_calls(grammar, by_fit)) == {Ball(22)}
 
 
-def _scenario_saying(name: str, words: str, condition: int) -> tuple[np.ndarray, float]:
-    """A caller's saying as the scenario library renders `name` under condition `condition`: its own audio, from
-    8 s before it to 2 s after, and the time that audio starts at in the scenario's."""
+def _scenario_saying(name: str, words: str, condition: int, channel: int = 0) -> tuple[np.ndarray, float]:
+    """A saying on `channel` (the caller's unless told) as the scenario library renders `name` under condition
+    `condition`: its own audio, from 8 s before it to 2 s after, and the time that audio starts at in the
+    scenario's."""
     from assistant.script import read_script
-    from lab.scenarios.render import CALLER
     from lab.scenarios.scenarios import CONDITIONS, hall_audio, scenario_paths
 
     paths = scenario_paths()
     (path,) = [p for p in paths if p.stem == name]
     rendering, samples = hall_audio(read_script(path, Grammar.load()), CONDITIONS[condition], seed=paths.index(path))
-    (spoken,) = [s for s in rendering.spoken if s.text == words and s.channel == CALLER][:1]
+    (spoken,) = [s for s in rendering.spoken if s.text == words and s.channel == channel][:1]
     start = round(spoken.start - 8.0, 1)
-    return np.asarray(samples[int(start * 16000) : int((spoken.end + 2.0) * 16000), CALLER]), start
+    return np.asarray(samples[int(start * 16000) : int((spoken.end + 2.0) * 16000), channel]), start
+
+
+def _cut_hearing(recognizer: WhisperRecognizer, saying: np.ndarray, start: float, step: Sequence[str]) -> Heard:
+    """The saying's longest stretch as the stream cuts it, decoded in `step` at its time in the scenario (the
+    step's prompt turns with the time)."""
+    (begin, end) = max(hallset.cut(saying, HALL_CUTTING), key=lambda span: span[1] - span[0])
+    recognizer.set_step(step)
+    return recognizer.decode(saying[round(begin * 16000) : round(end * 16000)], start + begin)
+
+
+def test_a_bingo_the_prompt_names_is_borne_out_by_its_score_without_the_prompt(hall: WhisperRecognizer) -> None:
+    """A player's "bingo" in the clean hall (the scenario library's held-out player): every step's prompt opens
+    with "Bingo!", so the hearing must be borne out by the decoder prompted without it, which writes "Bindle."
+    Spelled, that is 0.55 like "bingo" and left the claim unsure in a dozen scenarios; scored, Whisper's decoder
+    with no prompt gives "bingo" within `primed_gap` of its own sentence, and the claim is sure."""
+    from lab.scenarios.render import FLOOR
+
+    saying, start = _scenario_saying("b8-valid-with-uncalled", "bingo", 3, FLOOR)
+    calling = hall.grammar.steps["calling"]
+    claim = _cut_hearing(hall, saying, start, calling)
+    assert (claim.text, claim.uncertain) == ("bingo", False), claim
+    spelled = make_recognizer("hall", hall.grammar, settings=replace(hall.settings, primed_gap=-1000.0))
+    assert isinstance(spelled, WhisperRecognizer)
+    alone = _cut_hearing(spelled, saying, start, calling)
+    assert (alone.text, alone.uncertain) == ("bingo", True), "the case the score is for"
 
 
 def test_a_ruling_is_no_surer_than_the_choice_between_it_and_its_opposite(hall: WhisperRecognizer) -> None:
@@ -691,16 +716,9 @@ def test_a_ruling_is_no_surer_than_the_choice_between_it_and_its_opposite(hall: 
     opposite most of the saying: the hearing is unsure, or the ruling."""
     saying, start = _scenario_saying("b7-occasion-two-claims", "that is a valid bingo", 10)
     claim = hall.grammar.steps["claim"]
-    (begin, end) = max(hallset.cut(saying, HALL_CUTTING), key=lambda span: span[1] - span[0])  # as the stream cuts
-    cut = saying[round(begin * 16000) : round(end * 16000)]
-
-    def heard(recognizer: WhisperRecognizer) -> Heard:
-        recognizer.set_step(claim)
-        return recognizer.decode(cut, start + begin)  # the step's prompt turns with the time
-
-    ruled = heard(hall)
+    ruled = _cut_hearing(hall, saying, start, claim)
     assert ruled.uncertain or ruled.text == "that is a valid bingo", ruled
     without = make_recognizer("hall", hall.grammar, settings=replace(hall.settings, near_meanings=False))
     assert isinstance(without, WhisperRecognizer)
-    alone = heard(without)
+    alone = _cut_hearing(without, saying, start, claim)
     assert (alone.text, alone.uncertain) == ("not a valid bingo", False), "the case the choice is for"

@@ -525,12 +525,9 @@ class WhisperRecognizer:
             if key not in self._yardsticks:
                 self._yardsticks[key] = self.prompt(intents, primed)
             without = self._yardsticks[key][turn % len(self._yardsticks[key])]
-            free_words = " ".join(
-                decision.free_words(self.grammar, self.written(search.free_sentence(memory, without.tokens)))
-            )
-            similarity = difflib.SequenceMatcher(a=free_words, b=reading.text).ratio()
-            if similarity < self.settings.min_similarity:
-                reading = replace(reading, confidence=reading.confidence * similarity)
+            free_words, bearing = self._unprimed(memory, search, without, reading)
+            if bearing < 1.0:
+                reading = replace(reading, confidence=reading.confidence * bearing)
             if reading.intents == ("bingo",):
                 # "bingo" inside a sentence ("welcome to tonight's bingo"): the hearing is the sentence, so that
                 # the procedure can tell a claim from the word in someone's talk (B(1)). The decoder
@@ -567,6 +564,27 @@ class WhisperRecognizer:
             could_be=self.decider.left_room(reading),
         )
         return heard, reading
+
+    def _unprimed(
+        self, memory: Array, search: ConstrainedSearch, without: _Prompt, reading: Reading
+    ) -> tuple[str, float]:
+        """What the decoder prompted `without` the phrase writes (its words the grammar knows), and how far the
+        unprimed decoder bears the phrase out: 1.0 when that sentence is alike, or when Whisper's decoder with no
+        prompt at all scores the phrase's own words within `primed_gap` nats of what it writes (a rare word
+        written as another: "Bindle" for "bingo"); otherwise the likeness, as low as chatter the prompt drew
+        onto the phrase."""
+        free_words = " ".join(
+            decision.free_words(self.grammar, self.written(search.free_sentence(memory, without.tokens)))
+        )
+        similarity = difflib.SequenceMatcher(a=free_words, b=reading.text).ratio()
+        if similarity >= self.settings.min_similarity:
+            return free_words, 1.0
+        if len(reading.intents) == 1:
+            bare = search.search(memory, self._start, self._intent_net(reading.intents[0]), beam=self.settings.beam)
+            phrase = max((h.score for h in bare.finished), default=-np.inf)
+            if bare.free.score - phrase <= self.settings.primed_gap:
+                return free_words, 1.0
+        return free_words, similarity
 
     def decode(self, samples: np.ndarray, start: float = 0.0) -> Heard:
         """Recognize one utterance that is already cut out (int16, 16 kHz), on its own."""

@@ -43,6 +43,12 @@ class WhisperSettings:
     phrase_gap: float = 1.0
     """A hearing of a phrase (no call, at least `phrase_words` words) keeps its confidence when the free sentence
     beats it by at most this much log-probability per token, however differently it is written."""
+    primed_gap: float = 3.0
+    """A phrase the step's prompt says is borne out by the decoder prompted without it when that decoder writes it
+    alike (`min_similarity`), or when Whisper's decoder with no prompt at all scores the phrase's own words within
+    this many nats (the whole sentence) of what it writes. Left unprimed, Whisper base writes a lone "bingo" as
+    "Bindle", "B in the", "being go": a rare word, scored a few nats below its own sentence. Patter the prompt drew
+    onto a phrase scored 6.4 nats or more below (the tuning voices' patter in the calling step)."""
     phrase_words: int = 3
     """Shorter hearings ("bingo", "last ball") must be written alike freely: babble is forced onto them easily."""
     early: float = 0.1

@@ -160,6 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     rulings.add_argument("--engine", choices=ENGINES, default="hall")
     rulings.add_argument("--babble", choices=BABBLE_PARTS, default="test", help="as for hall (default: test)")
     add_option_flag(rulings, "as for accuracy (settings.near_meanings=false: no choice between near meanings)")
+    rulings.add_argument(
+        "--intents",
+        type=lambda v: tuple(v.split(",")),
+        default=(),
+        help="intents said (default: those with a near meaning)",
+    )
+    rulings.add_argument(
+        "--step",
+        default=None,
+        help="the grammar's step to decode in (default: the first that hears the intent's near ones)",
+    )
+    rulings.add_argument("--patter", action="store_true", help="also the hall set's patter in the step (sure is false)")
     rulings.add_argument("--seed", type=int, default=7)
     load = sub.add_parser(
         "store-load", help="halls keying and hearing at once on one PostgreSQL server; the server killed mid-game"
@@ -277,7 +289,23 @@ def _rulings(args: argparse.Namespace, argv: list[str] | None) -> int:
         engine_settings = override(settings, "recognizer", engine=args.engine)
         recognizer = make_recognizers(1, engine_settings, grammar, engine_options(args.engine, args.option))[0]
         voices = rulings.SETS[args.sets]
-        tallies = rulings.run(recognizer, grammar, voices, args.snr, args.per_intent, args.babble, args.seed)
+        unknown = [name for name in args.intents if name not in grammar.intents]
+        if unknown or (args.step is not None and args.step not in grammar.steps):
+            raise BenchError(
+                f"unknown intents {unknown} or step {args.step!r}: the grammar has steps {list(grammar.steps)}"
+            )
+        tallies = rulings.run(
+            recognizer,
+            grammar,
+            voices,
+            args.snr,
+            args.per_intent,
+            args.babble,
+            args.seed,
+            args.intents,
+            args.step,
+            args.patter,
+        )
     except (BenchError, hallset.HallSetError) as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2

@@ -67,17 +67,22 @@ class Tally:
     unsure: int = 0
     seconds: list[float] = field(default_factory=list)
     """Decoding time of each saying."""
+    patter: int = 0
+    """Patter lines decoded (`--patter`)."""
+    patter_sure: int = 0
+    """Patter lines heard sure as anything: each is false."""
     wrong: list[str] = field(default_factory=list)
     """Sayings heard sure as a near meaning or as something else: voice, what was said, what was heard."""
 
     def row(self, name: str) -> str:
         share = [hallset.pct(n, self.sayings) for n in (self.right, self.near, self.other, self.unsure)]
-        return f"| {name} | {self.sayings} | {' | '.join(share)} | {hallset.p(self.seconds, 95)} |"
+        patter = f"{self.patter_sure}/{self.patter}" if self.patter else "-"
+        return f"| {name} | {self.sayings} | {' | '.join(share)} | {patter} | {hallset.p(self.seconds, 95)} |"
 
 
 HEADER = (
     "| condition | sayings | right and sure % | sure as a near meaning % | sure as another meaning % | unsure % | "
-    "decode p95 ms |\n|---|---|---|---|---|---|---|"
+    "patter heard sure | decode p95 ms |\n|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -104,26 +109,33 @@ def run(
     per_intent: int,
     babble: str,
     seed: int,
+    intents: Sequence[str] = (),
+    step: str | None = None,
+    patter: bool = False,
 ) -> dict[str, Tally]:
-    """Every voice saying every chosen sentence of every intent with a near meaning, under each condition."""
+    """Every voice saying every chosen sentence of each of `intents` (default: every intent with a near meaning),
+    under each condition, decoded in `step` (default: the first step that listens for the intent and its near
+    meanings); with `patter`, also the hall set's patter in that step, where any sure hearing is false."""
     tallies: dict[str, Tally] = {}
     for snr in snrs:
         snr_db = SNRS[snr]
         rng = random.Random(f"{seed}:{snr}")
         crowd = real.real_crowd(random.Random(f"{seed}:crowd:{snr}"), part=babble) if snr_db is not None else None
         tally = tallies.setdefault(snr, Tally())
-        for intent in near_intents(grammar):
-            step = step_of(grammar, intent)
+        for intent in intents or near_intents(grammar):
+            listening = grammar.steps[step] if step else step_of(grammar, intent)
             near = set(grammar.intents[intent].near)
             for words in sentences(grammar, intent, per_intent, seed):
                 for voice in voices:
                     samples = clip_in_hall(words, voice, snr_db, rng, crowd)
-                    recognizer.set_step(step)  # type: ignore[attr-defined]
+                    recognizer.set_step(listening)  # type: ignore[attr-defined]
                     began = time.perf_counter()
                     heard = recognizer.decode(samples)  # type: ignore[attr-defined]
                     tally.seconds.append(time.perf_counter() - began)
                     tally.sayings += 1
-                    meanings = {m.intent for m in grammar.parse(heard.text, step).meanings} if heard.text else set()
+                    meanings = (
+                        {m.intent for m in grammar.parse(heard.text, listening).meanings} if heard.text else set()
+                    )
                     if heard.uncertain:
                         tally.unsure += 1
                     elif meanings == {intent}:
@@ -134,6 +146,17 @@ def run(
                     else:
                         tally.other += 1
                         tally.wrong.append(f"{voice}: {words!r} heard {heard.text!r} {heard.confidence:.2f}")
+        if patter:
+            listening = grammar.steps[step] if step else tuple(grammar.intents)
+            for words in hallset.PATTER:
+                for voice in voices:
+                    samples = clip_in_hall(words, voice, snr_db, rng, crowd)
+                    recognizer.set_step(listening)  # type: ignore[attr-defined]
+                    heard = recognizer.decode(samples)  # type: ignore[attr-defined]
+                    tally.patter += 1
+                    if not heard.uncertain and heard.text:
+                        tally.patter_sure += 1
+                        tally.wrong.append(f"{voice}: patter {words!r} heard {heard.text!r} {heard.confidence:.2f}")
     return tallies
 
 
