@@ -118,6 +118,8 @@ class Grammar:
             self.digit_aliases: dict[str, int] = {k: int(v) for k, v in numbers.get("digit_aliases", {}).items()}
             self.heard_digits: list[str] = list(numbers.get("heard_digits", self.digit_aliases))
             self.max_number = int(numbers.get("max", 99999))
+            self.sounds_like: dict[str, str] = {str(k): str(v) for k, v in numbers.get("sounds_like", {}).items()}
+            """Words written for a number word heard, said the same ("for": "four"), each to its number word."""
             self.spellings: dict[str, str] = {**aliases, **dict(data.get("spellings", {}))}
             self.fillers: frozenset[str] = frozenset(str(w) for w in data.get("fillers", ()))
             """Words a caller puts inside a sentence of the rule ("an error has been made folks, ..."): skipped
@@ -137,6 +139,10 @@ class Grammar:
         both = set(self.intents) & set(self.text_only)
         if both:
             raise GrammarError(f"{source or 'grammar'}: intents both listened for and text only: {sorted(both)}")
+        words = set(self.units) | set(self.teens) | set(self.tens) | set(self.scales)
+        strays = {said: word for said, word in self.sounds_like.items() if word not in words}
+        if strays:
+            raise GrammarError(f"{source or 'grammar'}: sounds_like names words that are not numbers: {strays}")
         near: dict[str, set[str]] = {name: set() for name in self.intents}
         for intent in self.intents.values():
             for other in intent.near:

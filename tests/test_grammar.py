@@ -171,3 +171,22 @@ def test_near_meanings_are_named_once_and_hold_both_ways(grammar: Grammar) -> No
     }
     with pytest.raises(GrammarError, match="near unknown 'maybe'"):
         Grammar(data)
+
+
+def test_words_said_like_a_number_name_a_number(grammar: Grammar) -> None:
+    """`sounds_like` maps what a recognizer writes for a number word heard to that word; only number words."""
+    assert grammar.sounds_like["for"] == "four" and grammar.sounds_like["to"] == "two"
+    assert set(grammar.sounds_like.values()) <= set(grammar.units)
+    data = {
+        "letters": {"b": {"word": "b", "first": 1}},
+        "numbers": {
+            "units": ["zero", "one"],
+            "teens": ["ten"],
+            "tens": {"twenty": 20},
+            "scales": {"hundred": 100},
+            "sounds_like": {"won": "one", "bee": "b"},
+        },
+        "intents": {"yes": {"templates": ["yes"]}},
+    }
+    with pytest.raises(GrammarError, match="not numbers"):
+        Grammar(data)

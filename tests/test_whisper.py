@@ -408,6 +408,18 @@ def test_a_phrase_s_number_the_free_sentence_does_not_hold_is_a_guess(recognizer
     assert recognizer.numbers_heard(card, "Manufacturer 142, serial number 4729.") == 1.0  # "one" is in 142
     assert recognizer.numbers_heard(card, "Manufacturer 142, serial number 4 7 2 8.") == pytest.approx(7 / 8)
     assert recognizer.numbers_heard("three hundred dollars", "$300") == 1.0
+
+
+def test_a_phrase_s_number_is_heard_by_its_sound(recognizer: WhisperRecognizer) -> None:
+    """Measured: the scenario library's held-out floor voice reads "manufacturer one four two" and the decoder,
+    left to itself, writes "Manufacture one for two.": by spelling a third of the card unheard (0.67, unsure, and
+    B(7) uncertain). A call's number stays its spelling: the call confidence is fitted on that."""
+    card = "manufacturer one four two"
+    assert recognizer.numbers_heard(card, "Manufacture one for two.") == pytest.approx(2 / 3)
+    assert recognizer.numbers_heard(card, "Manufacture one for two.", sounds=True) == 1.0
+    assert recognizer.numbers_heard(card, "Manufacture one for to.", sounds=True) == 1.0
+    assert recognizer.numbers_heard(card, "Manufacture one for three.", sounds=True) == pytest.approx(2 / 3)
+    assert recognizer.numbers_heard("b four", "Before.", sounds=True) == 0.0  # a word, not a homophone
     assert recognizer.numbers_heard("valid bingo", "Bally bingo") == 1.0
 
 

@@ -404,7 +404,7 @@ class WhisperRecognizer:
         if any(meaning[0] != "call" for meaning in key):
             # The number of a phrase is what it says ("five balls will be called"): a number the decoder left to
             # itself did not write is a guess of the grammar's, however alike the rest of the sentence.
-            confidence *= self.numbers_heard(best, written)
+            confidence *= self.numbers_heard(best, written, sounds=True)
         balls: dict[int, float] = {}
         for meanings, score in grouped.items():
             if len(meanings) == 1 and meanings[0][0] == "call" and isinstance(meanings[0][1], Ball):
@@ -446,9 +446,11 @@ class WhisperRecognizer:
             tuple(meaning[0] for meaning in key),
         )
 
-    def numbers_heard(self, best: str, free: str) -> float:
+    def numbers_heard(self, best: str, free: str, sounds: bool = False) -> float:
         """The share of the number words of `best` that the free sentence holds, its numerals read both as a
-        number and digit by digit ("142": "one hundred forty two" and "one four two")."""
+        number and digit by digit ("142": "one hundred forty two" and "one four two"); with `sounds`, its words
+        said like a number word as that word too ("one for two": the grammar's `sounds_like`). A call's own
+        confidence is fitted on the spelling alone (`CALL_FEATURES`), so only a phrase's number is heard by sound."""
         said = [w for w in best.split() if w in self._number_vocabulary]
         if not said:
             return 1.0
@@ -457,6 +459,8 @@ class WhisperRecognizer:
             number = word.lstrip("#")
             if not number.isdigit():
                 heard.add(word)
+                if sounds and word in self.grammar.sounds_like:
+                    heard.add(self.grammar.sounds_like[word])
                 continue
             heard.update(self.grammar.units[int(d)] for d in number)
             if int(number) < 1000:

@@ -7,7 +7,9 @@ call the held ball; "bad bingo" heard sure as "bingo" is another claim. Each sen
 each voice over the PA, with babble before and after, and decoded alone in a step that listens for it and its near
 meanings. The table counts, per condition, the sayings heard right and sure, sure as a near meaning, sure as
 something else, and unsure; run it with `--option settings.near_meanings=false` for the hearing without the choice
-between near meanings."""
+between near meanings. `--intents` says other intents, `--step` decodes them all in one step of the grammar (a
+player's "bingo" in the calling step), and `--patter` adds the hall set's patter in that step, where any sure
+hearing is false."""
 
 from __future__ import annotations
 
