@@ -575,16 +575,19 @@ class WhisperRecognizer:
         """What the decoder prompted `without` the phrase writes (its words the grammar knows), and how far the
         unprimed decoder bears the phrase out: 1.0 when that sentence is alike, or when Whisper's decoder with no
         prompt at all scores the phrase's own words within `primed_gap` nats of what it writes (a rare word
-        written as another: "Bindle" for "bingo"); otherwise the likeness, as low as chatter the prompt drew
-        onto the phrase."""
+        written as another: "Bindle" for "bingo"), unless the step hears a near meaning of the phrase (`near`: a
+        word apart, as little as the score lets pass; "bad bingo" was a sure "bingo" by it); otherwise the
+        likeness, as low as chatter the prompt drew onto the phrase."""
         free_words = " ".join(
             decision.free_words(self.grammar, self.written(search.free_sentence(memory, without.tokens)))
         )
         similarity = difflib.SequenceMatcher(a=free_words, b=reading.text).ratio()
         if similarity >= self.settings.min_similarity:
             return free_words, 1.0
-        if len(reading.intents) == 1:
-            bare = search.search(memory, self._start, self._intent_net(reading.intents[0]), beam=self.settings.beam)
+        intent = reading.intents[0] if len(reading.intents) == 1 else None
+        if intent is not None and not set(self.grammar.known[intent].near) & set(self._active):
+            # a near meaning of the step is a word away, and a word is about what the score lets pass
+            bare = search.search(memory, self._start, self._intent_net(intent), beam=self.settings.beam)
             phrase = max((h.score for h in bare.finished), default=-np.inf)
             if bare.free.score - phrase <= self.settings.primed_gap:
                 return free_words, 1.0

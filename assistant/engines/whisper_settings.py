@@ -48,7 +48,8 @@ class WhisperSettings:
     alike (`min_similarity`), or when Whisper's decoder with no prompt at all scores the phrase's own words within
     this many nats (the whole sentence) of what it writes. Left unprimed, Whisper base writes a lone "bingo" as
     "Bindle", "B in the", "being go": a rare word, scored a few nats below its own sentence. Patter the prompt drew
-    onto a phrase scored 6.4 nats or more below (the tuning voices' patter in the calling step)."""
+    onto a phrase scored 6.4 nats or more below (the tuning voices' patter in the calling step). Not for a phrase
+    whose near meaning the step hears (`near` in the grammar): a word apart, "bad bingo" scored as "bingo"."""
     phrase_words: int = 3
     """Shorter hearings ("bingo", "last ball") must be written alike freely: babble is forced onto them easily."""
     early: float = 0.1
