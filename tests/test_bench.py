@@ -257,3 +257,15 @@ def test_a_human_voice_calls_only_balls_it_can_say_in_its_own_words() -> None:
     assert 0.1 * real.RATE < len(letter) < len(number) < 3 * real.RATE
     with pytest.raises(real.RealAudioError, match="sixty"):
         real.human_call(real.Ball(66), "susan_rich", "susan_rich", grammar, random.Random(1))
+
+
+def test_the_rulings_bench_names_an_unknown_step_or_intent_in_one_line_before_loading(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--step` and `--intents` are the grammar's: anything else is one line and exit 2, before a model loads (the
+    fast tier has none)."""
+    assert main(["rulings", "--step", "nowhere", "--patter"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "step 'nowhere'" in err[0] and "calling" in err[0], err
+    assert main(["rulings", "--intents", "bingo,maybe", "--step", "calling"]) == 2
+    assert "unknown intents ['maybe']" in capsys.readouterr().err

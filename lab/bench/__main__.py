@@ -286,14 +286,14 @@ def _rulings(args: argparse.Namespace, argv: list[str] | None) -> int:
     grammar = Grammar.load(settings.recognizer.grammar)
     try:
         check_options((args.engine,), args.option)
-        engine_settings = override(settings, "recognizer", engine=args.engine)
-        recognizer = make_recognizers(1, engine_settings, grammar, engine_options(args.engine, args.option))[0]
-        voices = rulings.SETS[args.sets]
         unknown = [name for name in args.intents if name not in grammar.intents]
         if unknown or (args.step is not None and args.step not in grammar.steps):
             raise BenchError(
                 f"unknown intents {unknown} or step {args.step!r}: the grammar has steps {list(grammar.steps)}"
             )
+        engine_settings = override(settings, "recognizer", engine=args.engine)
+        recognizer = make_recognizers(1, engine_settings, grammar, engine_options(args.engine, args.option))[0]
+        voices = rulings.SETS[args.sets]
         tallies = rulings.run(
             recognizer,
             grammar,
