@@ -149,7 +149,7 @@ def run(
                         tally.other += 1
                         tally.wrong.append(f"{voice}: {words!r} heard {heard.text!r} {heard.confidence:.2f}")
         if patter:
-            listening = grammar.steps[step] if step else tuple(grammar.intents)
+            listening = grammar.step_intents(step)  # every intent without a step
             for words in hallset.PATTER:
                 for voice in voices:
                     samples = clip_in_hall(words, voice, snr_db, rng, crowd)
